@@ -1,0 +1,185 @@
+//! One function per command: validate, call the library, print.
+
+use chrono::Utc;
+use serde_json::json;
+
+use super::output::{self, print_json};
+use super::{Cli, Command, ListArgs, OutputFormat, ShowArgs, SnapshotArgs, VerifyArgs};
+use crate::error::{exit, Error, Result};
+use crate::kafka::KafkaClient;
+use crate::snapshot::repo::{self, DayRange};
+use crate::snapshot::{self, capture::validate, CaptureOptions};
+use crate::store::Store;
+use crate::timeutil::parse_time;
+
+/// Runs a parsed command line; returns the process exit code.
+pub async fn run(cli: Cli) -> Result<i32> {
+    match &cli.command {
+        Command::Snapshot(args) => cmd_snapshot(&cli, args).await,
+        Command::List(args) => cmd_list(&cli, args).await,
+        Command::Show(args) => cmd_show(&cli, args).await,
+        Command::Verify(args) => cmd_verify(&cli, args).await,
+        Command::Diff(_) => not_yet("diff"),
+        Command::Restore(_) => not_yet("restore"),
+        Command::Prune(_) => not_yet("prune"),
+        Command::Export(_) => not_yet("export"),
+        Command::Import(_) => not_yet("import"),
+    }
+}
+
+fn not_yet(name: &str) -> Result<i32> {
+    Err(Error::usage(format!(
+        "`offset-vault {name}` is not implemented yet in this version"
+    )))
+}
+
+fn open_store(cli: &Cli) -> Result<Store> {
+    Store::open(cli.global.store_url()?, cli.global.timeout)
+}
+
+async fn cmd_snapshot(cli: &Cli, args: &SnapshotArgs) -> Result<i32> {
+    // Everything that can be checked without I/O is checked first.
+    let mut selection = args.select.to_selection();
+    selection.allow_missing = args.allow_missing;
+    selection.with_timestamps = args.with_timestamps;
+    let connect = cli.global.connect_clients()?;
+    validate(&selection, connect.len())?;
+    let tags = super::parse_tags(&args.tags)?;
+    let settings = cli.global.kafka_settings()?;
+    let store = open_store(cli)?;
+    if args.include_secrets {
+        tracing::warn!("--include-secrets: connector configs are stored with their secrets in clear");
+    }
+
+    let kafka = KafkaClient::connect(settings).await?;
+    let opts = CaptureOptions {
+        selection,
+        tags,
+        format: args.format,
+        include_secrets: args.include_secrets,
+    };
+    let captured = snapshot::capture(&kafka, &connect, &opts).await?;
+    for w in &captured.warnings {
+        tracing::warn!("{w}");
+    }
+    let manifest = snapshot::write(&store, &captured).await?;
+    match cli.global.output {
+        OutputFormat::Json => print_json(&json!({
+            "id": manifest.meta.id,
+            "store": store.url(),
+            "created_at": manifest.meta.created_at,
+            "cluster_id": manifest.meta.cluster_id,
+            "format": manifest.format,
+            "summary": manifest.summary,
+            "files": manifest.files,
+            "tags": manifest.meta.tags,
+            "warnings": captured.warnings,
+        })),
+        OutputFormat::Table => {
+            let s = &manifest.summary;
+            eprintln!(
+                "snapshot of {} group(s), {} partition(s), {} connector(s) written to {}",
+                s.groups,
+                s.partitions,
+                s.connectors,
+                store.url()
+            );
+            println!("{}", manifest.meta.id);
+        }
+    }
+    Ok(exit::OK)
+}
+
+async fn cmd_list(cli: &Cli, args: &ListArgs) -> Result<i32> {
+    let now = Utc::now();
+    let since = args.since.as_deref().map(|t| parse_time(t, now)).transpose()?;
+    let until = args.until.as_deref().map(|t| parse_time(t, now)).transpose()?;
+    let tags = super::parse_tags(&args.tags)?;
+    let store = open_store(cli)?;
+    let days = DayRange {
+        from: since.map(|t| t.date_naive()),
+        to: until.map(|t| t.date_naive()),
+    };
+    let filtering = args.group.is_some() || args.connector.is_some() || !tags.is_empty();
+    let listed: Vec<_> = repo::list(&store, days)
+        .await?
+        .into_iter()
+        .filter(|l| match &l.manifest {
+            None => !args.complete_only && !filtering && since.is_none() && until.is_none(),
+            Some(m) => {
+                let t = m.meta.created_at;
+                since.is_none_or(|s| t >= s)
+                    && until.is_none_or(|u| t <= u)
+                    && args
+                        .group
+                        .as_ref()
+                        .is_none_or(|g| m.summary.group_ids.contains(g))
+                    && args
+                        .connector
+                        .as_ref()
+                        .is_none_or(|c| m.summary.connector_names.contains(c))
+                    && tags.iter().all(|(k, v)| m.meta.tags.get(k) == Some(v))
+            }
+        })
+        .collect();
+    match cli.global.output {
+        OutputFormat::Json => print_json(&output::list_json(&listed)),
+        OutputFormat::Table => output::print_list(&listed),
+    }
+    Ok(exit::OK)
+}
+
+async fn cmd_show(cli: &Cli, args: &ShowArgs) -> Result<i32> {
+    let store = open_store(cli)?;
+    let manifest = repo::resolve(&store, &args.id).await?;
+    let loaded = repo::load_verified(&store, &manifest).await?;
+    match cli.global.output {
+        OutputFormat::Json => print_json(&json!({
+            "manifest": loaded.manifest,
+            "groups": loaded.content.groups,
+            "connectors": loaded.content.connectors,
+        })),
+        OutputFormat::Table => output::print_snapshot(&loaded),
+    }
+    Ok(exit::OK)
+}
+
+async fn cmd_verify(cli: &Cli, args: &VerifyArgs) -> Result<i32> {
+    let store = open_store(cli)?;
+    let mut results = Vec::new();
+    if args.all {
+        for listed in repo::list(&store, DayRange::default()).await? {
+            let problems = repo::verify_listed(&store, &listed).await;
+            results.push((listed.id, problems));
+        }
+    } else {
+        let id = args.id.as_deref().unwrap_or_default();
+        let manifest = repo::resolve(&store, id).await?;
+        let (_, problems) = repo::check(&store, &manifest).await;
+        results.push((manifest.meta.id, problems));
+    }
+    let failed = results.iter().filter(|(_, p)| !p.is_empty()).count();
+    match cli.global.output {
+        OutputFormat::Json => print_json(&json!({
+            "verified": results.len(),
+            "failed": failed,
+            "snapshots": results.iter().map(|(id, problems)| json!({
+                "id": id, "ok": problems.is_empty(), "problems": problems,
+            })).collect::<Vec<_>>(),
+        })),
+        OutputFormat::Table => {
+            for (id, problems) in &results {
+                if problems.is_empty() {
+                    println!("OK      {id}");
+                } else {
+                    println!("FAILED  {id}");
+                    for p in problems {
+                        println!("        - {p}");
+                    }
+                }
+            }
+            eprintln!("{} snapshot(s) verified, {failed} failed", results.len());
+        }
+    }
+    Ok(if failed == 0 { exit::OK } else { exit::INTEGRITY })
+}

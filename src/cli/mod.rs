@@ -1,0 +1,336 @@
+//! The command line: argument types (clap), validation into library options, and printing.
+
+mod commands;
+mod output;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::connect::ConnectClient;
+use crate::error::{Error, Result};
+use crate::kafka::{ClientProperties, KafkaSettings};
+use crate::snapshot::{Format, Selection};
+
+pub use commands::run;
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success (for restore without --execute: the plan can be applied)
+  1  unexpected error
+  2  usage error: bad arguments or configuration, nothing selected
+  3  Kafka, Kafka Connect or the store could not be reached or refused a request
+  4  a named group, connector or snapshot does not exist
+  5  integrity failure: a snapshot's checksum, size, id or format does not match
+  6  restore blocked: an active group, or a connector that could not be stopped
+  7  restore plan not applicable: targets out of range, or partitions missing
+  8  restore applied, but the offsets read back differ from the plan
+  9  the snapshot was taken on another Kafka cluster";
+
+/// Back up Kafka consumer-group and Kafka Connect offsets as checksummed snapshots, and restore
+/// them as a safe, verified offset reset.
+#[derive(Debug, Parser)]
+#[command(name = "offset-vault", version, after_long_help = EXIT_CODES)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// How results are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum OutputFormat {
+    /// Human-readable tables.
+    #[default]
+    Table,
+    /// JSON on stdout, for scripts.
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Kafka bootstrap servers (HOST:PORT[,HOST:PORT...]).
+    #[arg(short = 'b', long, global = true, env = "OFFSET_VAULT_BOOTSTRAP_SERVER")]
+    pub bootstrap_server: Option<String>,
+
+    /// Kafka Connect REST URL; repeat (or separate with commas) for several Connect clusters.
+    #[arg(
+        long,
+        global = true,
+        env = "OFFSET_VAULT_CONNECT_URL",
+        value_delimiter = ','
+    )]
+    pub connect_url: Vec<String>,
+
+    /// Kafka client properties file, as for Kafka's own tools (security.protocol, sasl.*, ssl.*).
+    #[arg(long, global = true, env = "OFFSET_VAULT_COMMAND_CONFIG", value_name = "FILE")]
+    pub command_config: Option<PathBuf>,
+
+    /// librdkafka property KEY=VALUE (repeatable); overrides --command-config.
+    #[arg(short = 'X', global = true, value_name = "KEY=VALUE")]
+    pub property: Vec<String>,
+
+    /// Where snapshots live: a directory, file:///path, s3://bucket/prefix (credentials and
+    /// endpoint from AWS_* variables), or another object_store URL.
+    #[arg(long, global = true, env = "OFFSET_VAULT_STORE", value_name = "URL")]
+    pub store: Option<String>,
+
+    /// Output format.
+    #[arg(long, global = true, value_enum, default_value_t, env = "OFFSET_VAULT_OUTPUT")]
+    pub output: OutputFormat,
+
+    /// Bound on each request to Kafka, Kafka Connect or the store (e.g. 10s, 1m).
+    #[arg(long, global = true, default_value = "30s", env = "OFFSET_VAULT_TIMEOUT", value_parser = parse_duration)]
+    pub timeout: Duration,
+
+    /// More logging on stderr (-v info, -vv debug, -vvv with librdkafka's own logs).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
+    /// Only errors on stderr.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+}
+
+fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
+    humantime::parse_duration(s).map_err(|e| format!("{e} (expected e.g. 30s, 2m)"))
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Capture the committed offsets of groups and connectors into a new snapshot.
+    #[command(after_long_help = SNAPSHOT_EXAMPLES)]
+    Snapshot(SnapshotArgs),
+    /// List the snapshots in the store, newest first.
+    #[command(after_long_help = LIST_EXAMPLES)]
+    List(ListArgs),
+    /// Show the content of one snapshot (verified first).
+    #[command(after_long_help = SHOW_EXAMPLES)]
+    Show(ShowArgs),
+    /// Re-hash every file of one or all snapshots against their manifests and ids.
+    #[command(after_long_help = VERIFY_EXAMPLES)]
+    Verify(VerifyArgs),
+    /// Compare two snapshots, or a snapshot with the live offsets (not implemented yet).
+    Diff(UnimplementedArgs),
+    /// Restore offsets from a snapshot as a verified offset reset (not implemented yet).
+    Restore(UnimplementedArgs),
+    /// Delete old snapshots by a retention policy (not implemented yet).
+    Prune(UnimplementedArgs),
+    /// Export a snapshot as kafka-consumer-groups CSV (not implemented yet).
+    Export(UnimplementedArgs),
+    /// Import kafka-consumer-groups CSV as a snapshot (not implemented yet).
+    Import(UnimplementedArgs),
+}
+
+const SNAPSHOT_EXAMPLES: &str = "\
+Examples:
+  # Before a deploy: the connector, its sink group, and a tag to find it again
+  offset-vault -b kafka:9092 --connect-url http://connect:8083 --store s3://backups/offsets \\
+      snapshot --connector orders-sink --tag deploy=1234
+
+  # Every group and connector, for a cron job; JSON summary for the log
+  offset-vault snapshot --all-groups --all-connectors --output json
+
+  # Groups by pattern, one topic only, with last-record timestamps, as JSON files
+  offset-vault snapshot --group-pattern 'billing-.*' --topic invoices --with-timestamps --format json";
+
+const LIST_EXAMPLES: &str = "\
+Examples:
+  offset-vault --store ./vault list
+  offset-vault list --group connect-orders-sink --since 24h
+  offset-vault list --tag deploy=1234 --output json";
+
+const SHOW_EXAMPLES: &str = "\
+Examples:
+  offset-vault show 20261201T0930          # a unique prefix of the id is enough
+  offset-vault show 20261201T093005.042Z-3f9a1c0b7d2e4a55 --output json";
+
+const VERIFY_EXAMPLES: &str = "\
+Examples:
+  offset-vault verify 20261201T0930
+  offset-vault verify --all               # every snapshot, incomplete ones included";
+
+/// Which groups and connectors to capture.
+#[derive(Debug, Args, Clone, Default)]
+pub struct SelectArgs {
+    /// A consumer group (repeatable).
+    #[arg(long = "group", value_name = "GROUP")]
+    pub groups: Vec<String>,
+    /// Consumer groups whose whole id matches this regular expression.
+    #[arg(long, value_name = "REGEX")]
+    pub group_pattern: Option<String>,
+    /// Every consumer group of the cluster.
+    #[arg(long)]
+    pub all_groups: bool,
+    /// A Kafka Connect connector (repeatable); a sink connector's consumer group comes with it.
+    #[arg(long = "connector", value_name = "NAME")]
+    pub connectors: Vec<String>,
+    /// Every connector of every --connect-url.
+    #[arg(long)]
+    pub all_connectors: bool,
+    /// Only these topics (repeatable).
+    #[arg(long = "topic", value_name = "TOPIC")]
+    pub topics: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct SnapshotArgs {
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// A label KEY=VALUE stored in the manifest (repeatable).
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    pub tags: Vec<String>,
+    /// File format of the offsets.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+    /// Keep connector config values that look like secrets (they are redacted by default).
+    #[arg(long)]
+    pub include_secrets: bool,
+    /// Also record the timestamp of each group's last consumed record (one extra read per
+    /// partition), so a restore can be translated by time onto another cluster.
+    #[arg(long)]
+    pub with_timestamps: bool,
+    /// Skip named groups or connectors that do not exist instead of failing.
+    #[arg(long)]
+    pub allow_missing: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only snapshots that contain this group.
+    #[arg(long)]
+    pub group: Option<String>,
+    /// Only snapshots that contain this connector.
+    #[arg(long)]
+    pub connector: Option<String>,
+    /// Only snapshots with this tag KEY=VALUE (repeatable: all must match).
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    pub tags: Vec<String>,
+    /// Only snapshots created at or after this time (RFC 3339, a date, or a duration like 24h).
+    #[arg(long, value_name = "TIME")]
+    pub since: Option<String>,
+    /// Only snapshots created at or before this time.
+    #[arg(long, value_name = "TIME")]
+    pub until: Option<String>,
+    /// Leave out incomplete snapshots (no manifest).
+    #[arg(long)]
+    pub complete_only: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// Snapshot id, or a unique prefix of one.
+    pub id: String,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Snapshot id, or a unique prefix of one.
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    pub id: Option<String>,
+    /// Verify every snapshot in the store.
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct UnimplementedArgs {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    pub rest: Vec<String>,
+}
+
+/// Parses repeatable `KEY=VALUE` tags.
+pub fn parse_tags(tags: &[String]) -> Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    for t in tags {
+        let (k, v) = t
+            .split_once('=')
+            .ok_or_else(|| Error::usage(format!("--tag {t}: expected KEY=VALUE")))?;
+        if k.trim().is_empty() {
+            return Err(Error::usage(format!("--tag {t}: the key is empty")));
+        }
+        if out.insert(k.trim().to_string(), v.to_string()).is_some() {
+            return Err(Error::usage(format!("--tag {k} is given twice")));
+        }
+    }
+    Ok(out)
+}
+
+impl SelectArgs {
+    pub fn to_selection(&self) -> Selection {
+        Selection {
+            groups: self.groups.clone(),
+            group_pattern: self.group_pattern.clone(),
+            all_groups: self.all_groups,
+            connectors: self.connectors.clone(),
+            all_connectors: self.all_connectors,
+            topics: self.topics.clone(),
+            ..Default::default()
+        }
+    }
+}
+
+impl GlobalArgs {
+    /// Kafka settings from the flags, the properties file and `-X`.
+    pub fn kafka_settings(&self) -> Result<KafkaSettings> {
+        let mut properties = match &self.command_config {
+            Some(path) => ClientProperties::from_java_file(path)?,
+            None => ClientProperties::new(),
+        };
+        properties.apply_overrides(&self.property)?;
+        let bootstrap = self
+            .bootstrap_server
+            .clone()
+            .or_else(|| properties.get("bootstrap.servers").map(String::from))
+            .ok_or_else(|| {
+                Error::usage(
+                    "no Kafka bootstrap servers: pass --bootstrap-server HOST:PORT or set OFFSET_VAULT_BOOTSTRAP_SERVER",
+                )
+            })?;
+        Ok(KafkaSettings {
+            bootstrap,
+            properties,
+            timeout: self.timeout,
+        })
+    }
+
+    pub fn connect_clients(&self) -> Result<Vec<ConnectClient>> {
+        self.connect_url
+            .iter()
+            .filter(|u| !u.trim().is_empty())
+            .map(|u| ConnectClient::new(u.trim(), self.timeout))
+            .collect()
+    }
+
+    pub fn store_url(&self) -> Result<&str> {
+        self.store.as_deref().ok_or_else(|| {
+            Error::usage(
+                "no store: pass --store URL (a directory, file:///path or s3://bucket/prefix) or set OFFSET_VAULT_STORE",
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn tags_parse_and_reject_bad_input() {
+        let t = parse_tags(&["deploy=1234".into(), "who=a=b".into()]).unwrap();
+        assert_eq!(t["deploy"], "1234");
+        assert_eq!(t["who"], "a=b");
+        assert!(parse_tags(&["novalue".into()]).is_err());
+        assert!(parse_tags(&["=x".into()]).is_err());
+        assert!(parse_tags(&["a=1".into(), "a=2".into()]).is_err());
+    }
+}

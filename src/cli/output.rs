@@ -1,0 +1,161 @@
+//! Printing: tables for people, JSON for scripts. Results go to stdout, everything else to stderr.
+
+use comfy_table::presets::UTF8_BORDERS_ONLY;
+use comfy_table::{Cell, CellAlignment, Table};
+use serde_json::{json, Value};
+
+use crate::snapshot::repo::{Listed, Loaded};
+
+pub fn print_json(value: &Value) {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).expect("JSON values always serialize")
+    );
+}
+
+fn table(headers: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_BORDERS_ONLY);
+    t.set_header(headers.iter().map(|h| Cell::new(h)));
+    t
+}
+
+fn right(table: &mut Table, columns: &[usize]) {
+    for &c in columns {
+        if let Some(col) = table.column_mut(c) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_else(|| "-".into())
+}
+
+pub fn list_json(listed: &[Listed]) -> Value {
+    Value::Array(
+        listed
+            .iter()
+            .map(|l| match &l.manifest {
+                Some(m) => json!({
+                    "id": l.id,
+                    "complete": true,
+                    "created_at": m.meta.created_at,
+                    "cluster_id": m.meta.cluster_id,
+                    "format": m.format,
+                    "summary": m.summary,
+                    "tags": m.meta.tags,
+                }),
+                None => json!({
+                    "id": l.id,
+                    "complete": false,
+                    "problem": l.problem,
+                    "files": l.files.iter().map(|f| &f.key).collect::<Vec<_>>(),
+                }),
+            })
+            .collect(),
+    )
+}
+
+pub fn print_list(listed: &[Listed]) {
+    let mut t = table(&["ID", "CREATED (UTC)", "GROUPS", "PARTITIONS", "CONNECTORS", "TAGS", "STATUS"]);
+    for l in listed {
+        match &l.manifest {
+            Some(m) => {
+                let tags: Vec<String> = m.meta.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                t.add_row(vec![
+                    l.id.clone(),
+                    m.meta.created_at.format("%Y-%m-%d %H:%M:%S").to_string(),
+                    m.summary.groups.to_string(),
+                    m.summary.partitions.to_string(),
+                    m.summary.connectors.to_string(),
+                    tags.join(","),
+                    "complete".into(),
+                ]);
+            }
+            None => {
+                t.add_row(vec![
+                    l.id.clone(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    l.problem.clone().unwrap_or_else(|| "incomplete".into()),
+                ]);
+            }
+        }
+    }
+    right(&mut t, &[2, 3, 4]);
+    println!("{t}");
+    eprintln!("{} snapshot(s)", listed.len());
+}
+
+pub fn print_snapshot(loaded: &Loaded) {
+    let m = &loaded.manifest;
+    println!("snapshot   {}", m.meta.id);
+    println!("created    {}", m.meta.created_at.to_rfc3339());
+    println!("cluster    {} ({})", m.meta.cluster_id, m.meta.bootstrap_servers);
+    println!("tool       offset-vault {}", m.meta.tool_version);
+    if !m.meta.tags.is_empty() {
+        let tags: Vec<String> = m.meta.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        println!("tags       {}", tags.join(", "));
+    }
+    println!("verified   all {} file(s) match the manifest", m.files.len());
+
+    let mut t = table(&[
+        "GROUP", "STATE", "TOPIC", "PARTITION", "OFFSET", "LOG-START", "LOG-END", "LAG",
+    ]);
+    for g in &loaded.content.groups {
+        if g.partitions.is_empty() {
+            t.add_row(vec![
+                g.group_id.clone(),
+                g.state.clone(),
+                "(no committed offsets)".into(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]);
+        }
+        for p in &g.partitions {
+            t.add_row(vec![
+                g.group_id.clone(),
+                g.state.clone(),
+                p.topic.clone(),
+                p.partition.to_string(),
+                p.offset.to_string(),
+                opt(p.log_start_offset),
+                opt(p.log_end_offset),
+                opt(p.lag),
+            ]);
+        }
+    }
+    right(&mut t, &[3, 4, 5, 6, 7]);
+    println!("\n{t}");
+
+    if !loaded.content.connectors.is_empty() {
+        let mut c = table(&["CONNECTOR", "TYPE", "STATE", "TASKS", "GROUP", "OFFSETS", "REDACTED"]);
+        for conn in &loaded.content.connectors {
+            let tasks: Vec<String> = conn
+                .tasks
+                .iter()
+                .map(|t| format!("{}:{}", t.id, t.state))
+                .collect();
+            c.add_row(vec![
+                conn.name.clone(),
+                conn.connector_type.clone(),
+                conn.state.clone(),
+                tasks.join(" "),
+                opt(conn.group_id.as_ref()),
+                match &conn.offsets {
+                    Some(o) => format!("{} entr{}", o.len(), if o.len() == 1 { "y" } else { "ies" }),
+                    None => "unavailable".into(),
+                },
+                conn.redacted_keys.len().to_string(),
+            ]);
+        }
+        println!("\n{c}");
+    }
+}

@@ -1,0 +1,330 @@
+//! Kafka access: one client per run, used for cluster identity, group and offset reads, partition
+//! offsets and commits. All librdkafka calls block, so each runs on tokio's blocking pool.
+
+mod ffi;
+pub mod properties;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::stream::{self, StreamExt, TryStreamExt};
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::{Message, Offset, TopicPartitionList};
+
+pub use ffi::{
+    CommittedOffset, GroupDescription, GroupListing, GroupMember, OffsetQuery, OffsetToCommit,
+    PartitionAnswer,
+};
+pub use properties::ClientProperties;
+
+use crate::error::{Error, Result};
+
+/// How many group-offset requests run at once.
+const GROUP_CONCURRENCY: usize = 8;
+
+/// Where and how to connect to Kafka.
+#[derive(Debug, Clone)]
+pub struct KafkaSettings {
+    pub bootstrap: String,
+    pub properties: ClientProperties,
+    /// Bound on each request, and on the first connection.
+    pub timeout: Duration,
+}
+
+/// A topic-partition key.
+pub type TopicPartition = (String, i32);
+
+/// Log-start and log-end offsets of one partition at one moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Watermarks {
+    pub log_start: Option<i64>,
+    pub log_end: Option<i64>,
+}
+
+/// A connected Kafka client. Cheap to clone.
+#[derive(Clone)]
+pub struct KafkaClient {
+    inner: Arc<BaseConsumer>,
+    settings: Arc<KafkaSettings>,
+    cluster_id: String,
+}
+
+impl std::fmt::Debug for KafkaClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KafkaClient")
+            .field("bootstrap", &self.settings.bootstrap)
+            .field("cluster_id", &self.cluster_id)
+            .finish()
+    }
+}
+
+fn client_config(settings: &KafkaSettings) -> ClientConfig {
+    let mut config = ClientConfig::new();
+    let timeout_ms = settings.timeout.as_millis().max(1000).to_string();
+    config
+        .set("client.id", "offset-vault")
+        .set("socket.connection.setup.timeout.ms", &timeout_ms)
+        .set("enable.auto.commit", "false")
+        .set("enable.partition.eof", "false");
+    for (k, v) in settings.properties.iter() {
+        config.set(k, v);
+    }
+    // The command-line bootstrap wins over one in a properties file.
+    config.set("bootstrap.servers", &settings.bootstrap);
+    config
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Error::Internal(format!("background task failed: {e}")))?
+}
+
+impl KafkaClient {
+    /// Creates the client and proves the cluster is reachable by reading its cluster id, within
+    /// the configured timeout.
+    pub async fn connect(settings: KafkaSettings) -> Result<Self> {
+        if settings.bootstrap.trim().is_empty() {
+            return Err(Error::usage(
+                "no Kafka bootstrap servers: pass --bootstrap-server HOST:PORT or set OFFSET_VAULT_BOOTSTRAP_SERVER",
+            ));
+        }
+        let settings = Arc::new(settings);
+        let s = settings.clone();
+        blocking(move || {
+            let consumer: BaseConsumer = client_config(&s).create().map_err(|e| {
+                Error::usage(format!("invalid Kafka client configuration: {e}"))
+            })?;
+            let cluster_id = consumer
+                .client()
+                .fetch_cluster_id(s.timeout)
+                .ok_or_else(|| Error::KafkaUnreachable {
+                    bootstrap: s.bootstrap.clone(),
+                    detail: format!("no answer within {} s", s.timeout.as_secs_f32()),
+                })?;
+            Ok(KafkaClient {
+                inner: Arc::new(consumer),
+                settings: s,
+                cluster_id,
+            })
+        })
+        .await
+    }
+
+    pub fn cluster_id(&self) -> &str {
+        &self.cluster_id
+    }
+
+    pub fn bootstrap(&self) -> &str {
+        &self.settings.bootstrap
+    }
+
+    pub fn settings(&self) -> &KafkaSettings {
+        &self.settings
+    }
+
+    fn timeout(&self) -> Duration {
+        self.settings.timeout
+    }
+
+    /// The brokers of the cluster as `id@host:port`, and every topic with its partition count.
+    pub async fn metadata(&self) -> Result<(Vec<String>, BTreeMap<String, i32>)> {
+        let me = self.clone();
+        blocking(move || {
+            let md = me
+                .inner
+                .fetch_metadata(None, me.timeout())
+                .map_err(|e| Error::kafka("Metadata", e))?;
+            let brokers = md
+                .brokers()
+                .iter()
+                .map(|b| format!("{}@{}:{}", b.id(), b.host(), b.port()))
+                .collect();
+            let topics = md
+                .topics()
+                .iter()
+                .filter(|t| t.error().is_none())
+                .map(|t| (t.name().to_string(), t.partitions().len() as i32))
+                .collect();
+            Ok((brokers, topics))
+        })
+        .await
+    }
+
+    pub async fn list_groups(&self) -> Result<Vec<GroupListing>> {
+        let me = self.clone();
+        blocking(move || ffi::list_groups(me.inner.client(), me.timeout())).await
+    }
+
+    pub async fn describe_groups(&self, groups: Vec<String>) -> Result<Vec<GroupDescription>> {
+        let me = self.clone();
+        blocking(move || ffi::describe_groups(me.inner.client(), &groups, me.timeout())).await
+    }
+
+    /// Committed offsets of many groups, a bounded number of requests at a time.
+    pub async fn group_offsets(
+        &self,
+        groups: Vec<String>,
+    ) -> Result<BTreeMap<String, Vec<CommittedOffset>>> {
+        stream::iter(groups.into_iter().map(|group| {
+            let me = self.clone();
+            async move {
+                let g = group.clone();
+                let offsets = blocking(move || {
+                    ffi::list_group_offsets(me.inner.client(), &g, me.timeout())
+                })
+                .await?;
+                Ok::<_, Error>((group, offsets))
+            }
+        }))
+        .buffer_unordered(GROUP_CONCURRENCY)
+        .try_collect()
+        .await
+    }
+
+    /// Log-start and log-end offsets of a set of partitions: two batched requests in all.
+    /// A partition the broker reports an error for (e.g. its topic is gone) gets `None`s.
+    pub async fn watermarks(
+        &self,
+        partitions: &BTreeSet<TopicPartition>,
+    ) -> Result<BTreeMap<TopicPartition, Watermarks>> {
+        let earliest = self.list_offsets(partitions, OffsetQuery::Earliest);
+        let latest = self.list_offsets(partitions, OffsetQuery::Latest);
+        let (earliest, latest) = futures::try_join!(earliest, latest)?;
+        Ok(partitions
+            .iter()
+            .map(|tp| {
+                let w = Watermarks {
+                    log_start: earliest.get(tp).and_then(|r| r.clone().ok()),
+                    log_end: latest.get(tp).and_then(|r| r.clone().ok()),
+                };
+                (tp.clone(), w)
+            })
+            .collect())
+    }
+
+    /// One offset lookup per partition, all in one batched request.
+    pub async fn list_offsets(
+        &self,
+        partitions: &BTreeSet<TopicPartition>,
+        query: OffsetQuery,
+    ) -> Result<HashMap<TopicPartition, std::result::Result<i64, String>>> {
+        self.list_offsets_each(partitions.iter().map(|tp| (tp.clone(), query)).collect())
+            .await
+    }
+
+    /// Offset lookups with a query per partition, in one batched request.
+    pub async fn list_offsets_each(
+        &self,
+        queries: Vec<(TopicPartition, OffsetQuery)>,
+    ) -> Result<HashMap<TopicPartition, std::result::Result<i64, String>>> {
+        let me = self.clone();
+        let queries: Vec<(String, i32, OffsetQuery)> =
+            queries.into_iter().map(|((t, p), q)| (t, p, q)).collect();
+        let answers =
+            blocking(move || ffi::list_offsets(me.inner.client(), &queries, me.timeout())).await?;
+        Ok(answers
+            .into_iter()
+            .map(|a| ((a.topic, a.partition), a.result))
+            .collect())
+    }
+
+    /// Commits offsets for an empty group. Each partition's answer must be checked by the caller.
+    pub async fn alter_group_offsets(
+        &self,
+        group: String,
+        offsets: Vec<OffsetToCommit>,
+    ) -> Result<Vec<PartitionAnswer>> {
+        let me = self.clone();
+        blocking(move || {
+            ffi::alter_group_offsets(me.inner.client(), &group, &offsets, me.timeout())
+        })
+        .await
+    }
+
+    /// The timestamp (ms) of the record just before each given offset, i.e. the last record a group
+    /// at that offset has consumed, keyed by (partition, offset). Records that are gone (deleted or
+    /// compacted away) are left out. One consumer reads all partitions at once, within the timeout;
+    /// when several offsets of one partition are asked for, it reads in rounds.
+    pub async fn last_record_timestamps(
+        &self,
+        positions: Vec<(TopicPartition, i64)>,
+    ) -> Result<BTreeMap<(TopicPartition, i64), i64>> {
+        if positions.is_empty() {
+            return Ok(BTreeMap::new());
+        }
+        let settings = self.settings.clone();
+        blocking(move || {
+            let consumer: BaseConsumer = client_config(&settings)
+                .set("group.id", "offset-vault-reader-unused")
+                .set("enable.auto.offset.store", "false")
+                .set("auto.offset.reset", "error")
+                .create()
+                .map_err(|e| Error::kafka("consumer", e))?;
+            let mut rounds: BTreeMap<TopicPartition, Vec<i64>> = BTreeMap::new();
+            for (tp, offset) in positions {
+                rounds.entry(tp).or_default().push(offset);
+            }
+            let mut found = BTreeMap::new();
+            let deadline = Instant::now() + settings.timeout;
+            loop {
+                let round: HashMap<TopicPartition, i64> = rounds
+                    .iter_mut()
+                    .filter_map(|(tp, offsets)| offsets.pop().map(|o| (tp.clone(), o - 1)))
+                    .collect();
+                if round.is_empty() {
+                    break;
+                }
+                let asked = round.clone();
+                for (tp, ts) in read_records_at(&consumer, round, deadline)? {
+                    let record_offset = asked[&tp];
+                    found.insert((tp, record_offset + 1), ts);
+                }
+            }
+            Ok(found)
+        })
+        .await
+    }
+}
+
+/// Reads the record at the given offset of each partition; returns each one's timestamp (ms).
+fn read_records_at(
+    consumer: &BaseConsumer,
+    mut wanted: HashMap<TopicPartition, i64>,
+    deadline: Instant,
+) -> Result<HashMap<TopicPartition, i64>> {
+    let mut tpl = TopicPartitionList::new();
+    for ((topic, partition), offset) in &wanted {
+        tpl.add_partition_offset(topic, *partition, Offset::Offset(*offset))
+            .map_err(|e| Error::kafka("assign", e))?;
+    }
+    consumer.assign(&tpl).map_err(|e| Error::kafka("assign", e))?;
+    let mut found = HashMap::new();
+    while !wanted.is_empty() && Instant::now() < deadline {
+        match consumer.poll(Duration::from_millis(200)) {
+            Some(Ok(msg)) => {
+                let key = (msg.topic().to_string(), msg.partition());
+                // A later offset than asked means the record was compacted away.
+                if let Some(&want) = wanted.get(&key).filter(|&&w| msg.offset() >= w) {
+                    wanted.remove(&key);
+                    if msg.offset() == want {
+                        if let Some(ts) = msg.timestamp().to_millis() {
+                            found.insert(key.clone(), ts);
+                        }
+                    }
+                }
+            }
+            Some(Err(e)) => tracing::debug!("reading last-record timestamps: {e}"),
+            None => {}
+        }
+    }
+    if !wanted.is_empty() {
+        tracing::warn!(
+            "no last-record timestamp for {} partition(s) (record not read in time)",
+            wanted.len()
+        );
+    }
+    Ok(found)
+}

@@ -1,0 +1,22 @@
+//! offset-vault: back up Kafka consumer-group offsets, with the Kafka Connect connectors that own
+//! them, as checksummed, immutable snapshots, and restore them as a safe, verified offset reset.
+//!
+//! The library is the engine; the `offset-vault` binary is a thin command line over [`cli`].
+//!
+//! - [`kafka`]: group, offset and partition reads and commits (rdkafka, plus the admin calls it
+//!   lacks, in one small FFI module).
+//! - [`connect`]: the Kafka Connect REST API.
+//! - [`snapshot`]: the data model, ids, manifests, redaction, capture, and snapshot storage.
+//! - [`format`]: JSON and Parquet encodings.
+//! - [`store`]: `object_store` backends picked by URL, create-only writes.
+
+pub mod cli;
+pub mod connect;
+pub mod error;
+pub mod format;
+pub mod kafka;
+pub mod snapshot;
+pub mod store;
+pub mod timeutil;
+
+pub use error::{Error, Result};

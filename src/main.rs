@@ -1,0 +1,42 @@
+//! The `offset-vault` binary: parse arguments, set up logging, run, map errors to exit codes.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use offset_vault::cli::{self, Cli};
+use tracing_subscriber::EnvFilter;
+
+fn init_logging(verbose: u8, quiet: bool) {
+    let default = match (quiet, verbose) {
+        (true, _) => "error,librdkafka=off",
+        (false, 0) => "warn,librdkafka=off",
+        (false, 1) => "info,librdkafka=off",
+        (false, 2) => "debug,librdkafka=warn",
+        _ => "trace,librdkafka=debug",
+    };
+    let filter = EnvFilter::try_from_env("OFFSET_VAULT_LOG").unwrap_or_else(|_| EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}
+
+fn main() -> ExitCode {
+    let args = Cli::parse();
+    init_logging(args.global.verbose, args.global.quiet);
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(cli::run(args)) {
+        Ok(code) => ExitCode::from(code as u8),
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(e.exit_code() as u8)
+        }
+    }
+}

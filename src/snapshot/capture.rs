@@ -1,0 +1,404 @@
+//! Capturing a snapshot: resolve the selection to groups and connectors, read everything with a
+//! bounded number of round trips, and build the content and manifest.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, SubsecRound, Utc};
+use futures::stream::{self, StreamExt, TryStreamExt};
+use regex::Regex;
+
+use super::manifest::{content_sha256, FileEntry, Format, Manifest, Summary, CONNECTORS_FILE};
+use super::model::{
+    ConnectorSnapshot, GroupSnapshot, Member, PartitionOffset, Selection, SnapshotContent,
+    SnapshotMeta, TaskState, FORMAT_VERSION,
+};
+use super::redact::redact_config;
+use crate::connect::{sink_group_id, ConnectClient, ConnectorInfo, ConnectorStatus, OffsetsAnswer};
+use crate::error::{Error, Result};
+use crate::kafka::{GroupDescription, KafkaClient, TopicPartition};
+
+/// How many connector offset requests run at once.
+const CONNECT_CONCURRENCY: usize = 8;
+
+/// What to capture and how to label it.
+#[derive(Debug, Clone, Default)]
+pub struct CaptureOptions {
+    pub selection: Selection,
+    pub tags: BTreeMap<String, String>,
+    pub format: Format,
+    pub include_secrets: bool,
+}
+
+/// A captured snapshot, ready to be written.
+#[derive(Debug, Clone)]
+pub struct Captured {
+    /// The manifest with its id assigned; file sizes and hashes are filled in when written.
+    pub manifest: Manifest,
+    pub content: SnapshotContent,
+    /// Notes for the user (missing groups with `--allow-missing`, connectors without offsets).
+    pub warnings: Vec<String>,
+}
+
+/// Checks a selection before any I/O.
+pub fn validate(selection: &Selection, connect_urls: usize) -> Result<Option<Regex>> {
+    if selection.is_empty() {
+        return Err(Error::usage(
+            "nothing selected: pass --group G, --group-pattern REGEX, --all-groups, --connector NAME or --all-connectors",
+        ));
+    }
+    if (selection.all_connectors || !selection.connectors.is_empty()) && connect_urls == 0 {
+        return Err(Error::usage(
+            "connectors were selected but no Kafka Connect URL is set: pass --connect-url http://HOST:8083 or set OFFSET_VAULT_CONNECT_URL",
+        ));
+    }
+    selection
+        .group_pattern
+        .as_deref()
+        .map(|p| {
+            Regex::new(&format!("^(?:{p})$"))
+                .map_err(|e| Error::usage(format!("--group-pattern {p}: {e}")))
+        })
+        .transpose()
+}
+
+/// A connector found on a Connect cluster.
+struct FoundConnector {
+    client: ConnectClient,
+    info: ConnectorInfo,
+    status: ConnectorStatus,
+}
+
+async fn find_connectors(
+    selection: &Selection,
+    clients: &[ConnectClient],
+    warnings: &mut Vec<String>,
+) -> Result<Vec<FoundConnector>> {
+    if selection.connectors.is_empty() && !selection.all_connectors {
+        return Ok(Vec::new());
+    }
+    let listings: Vec<_> = stream::iter(clients)
+        .then(|c| async move { c.list_expanded().await.map(|l| (c.clone(), l)) })
+        .try_collect()
+        .await?;
+    let mut found = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (client, listing) in listings {
+        for (name, (info, status)) in listing {
+            if selection.all_connectors || selection.connectors.contains(&name) {
+                seen.insert(name.clone());
+                found.push(FoundConnector {
+                    client: client.clone(),
+                    info,
+                    status,
+                });
+            }
+        }
+    }
+    let urls: Vec<&str> = clients.iter().map(ConnectClient::url).collect();
+    for name in &selection.connectors {
+        if !seen.contains(name) {
+            if !selection.allow_missing {
+                return Err(Error::NotFound {
+                    what: "connector",
+                    name: name.clone(),
+                    hint: format!(
+                        " on Kafka Connect {}; check the name, or pass --allow-missing to snapshot without it",
+                        urls.join(", ")
+                    ),
+                });
+            }
+            warnings.push(format!("connector {name} not found on {}; skipped", urls.join(", ")));
+        }
+    }
+    Ok(found)
+}
+
+async fn snapshot_connector(
+    found: FoundConnector,
+    include_secrets: bool,
+) -> Result<ConnectorSnapshot> {
+    let FoundConnector {
+        client,
+        info,
+        status,
+    } = found;
+    let connector_type = info
+        .connector_type
+        .clone()
+        .or(status.connector_type.clone())
+        .unwrap_or_else(|| "unknown".into());
+    let group_id =
+        (connector_type == "sink").then(|| sink_group_id(&info.name, &info.config));
+    let mut config = info.config;
+    let redacted_keys = if include_secrets {
+        Vec::new()
+    } else {
+        redact_config(&mut config)
+    };
+    let (offsets, offsets_unavailable) = match client.offsets(&info.name).await? {
+        OffsetsAnswer::Offsets(o) => (Some(o), None),
+        OffsetsAnswer::Unsupported(why) => (None, Some(why)),
+    };
+    Ok(ConnectorSnapshot {
+        name: info.name,
+        connect_url: client.url().to_string(),
+        connector_type,
+        group_id,
+        config,
+        redacted_keys,
+        state: status.connector.state,
+        tasks: status
+            .tasks
+            .into_iter()
+            .map(|t| TaskState {
+                id: t.id,
+                state: t.state,
+                worker_id: t.worker_id,
+            })
+            .collect(),
+        offsets,
+        offsets_unavailable,
+    })
+}
+
+/// Connect workers must belong to the Kafka cluster we read groups from.
+async fn check_connect_clusters(kafka: &KafkaClient, clients: &[ConnectClient]) -> Result<()> {
+    for c in clients {
+        let info = c.worker_info().await?;
+        if let Some(id) = info.kafka_cluster_id.filter(|id| id != kafka.cluster_id()) {
+            return Err(Error::usage(format!(
+                "Kafka Connect at {} belongs to Kafka cluster {id}, but {} is cluster {}; point --connect-url and --bootstrap-server at the same cluster",
+                c.url(),
+                kafka.bootstrap(),
+                kafka.cluster_id()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Group ids to capture, each with the connector it belongs to (if any).
+async fn select_groups(
+    kafka: &KafkaClient,
+    selection: &Selection,
+    pattern: Option<&Regex>,
+    connectors: &[ConnectorSnapshot],
+) -> Result<BTreeMap<String, Option<String>>> {
+    let mut groups: BTreeMap<String, Option<String>> = BTreeMap::new();
+    if selection.all_groups || pattern.is_some() {
+        for g in kafka.list_groups().await? {
+            if selection.all_groups || pattern.is_some_and(|p| p.is_match(&g.group_id)) {
+                groups.insert(g.group_id, None);
+            }
+        }
+    }
+    for g in &selection.groups {
+        groups.entry(g.clone()).or_insert(None);
+    }
+    for c in connectors {
+        if let Some(g) = &c.group_id {
+            groups.insert(g.clone(), Some(c.name.clone()));
+        }
+    }
+    Ok(groups)
+}
+
+fn truncate_to_millis(t: DateTime<Utc>) -> DateTime<Utc> {
+    t.trunc_subsecs(3)
+}
+
+/// Captures a snapshot. Nothing is written here.
+pub async fn capture(
+    kafka: &KafkaClient,
+    connect: &[ConnectClient],
+    opts: &CaptureOptions,
+) -> Result<Captured> {
+    let selection = &opts.selection;
+    let pattern = validate(selection, connect.len())?;
+    let created_at = truncate_to_millis(Utc::now());
+    let mut warnings = Vec::new();
+
+    let connect_used = selection.all_connectors || !selection.connectors.is_empty();
+    if connect_used {
+        check_connect_clusters(kafka, connect).await?;
+    }
+    let found = find_connectors(selection, connect, &mut warnings).await?;
+    let include_secrets = opts.include_secrets;
+    let mut connectors: Vec<ConnectorSnapshot> = stream::iter(found)
+        .map(|f| snapshot_connector(f, include_secrets))
+        .buffer_unordered(CONNECT_CONCURRENCY)
+        .try_collect()
+        .await?;
+    for c in &connectors {
+        if let Some(why) = &c.offsets_unavailable {
+            warnings.push(format!("connector {}: offsets not captured: {why}", c.name));
+        }
+    }
+    connectors.sort_by(|a, b| a.name.cmp(&b.name));
+
+    let wanted = select_groups(kafka, selection, pattern.as_ref(), &connectors).await?;
+    let ids: Vec<String> = wanted.keys().cloned().collect();
+    let (described, offsets, (brokers, _topics)) = futures::try_join!(
+        kafka.describe_groups(ids.clone()),
+        kafka.group_offsets(ids.clone()),
+        kafka.metadata()
+    )?;
+    let described: BTreeMap<String, GroupDescription> = described
+        .into_iter()
+        .map(|d| (d.group_id.clone(), d))
+        .collect();
+
+    let topic_filter: BTreeSet<&str> = selection.topics.iter().map(String::as_str).collect();
+    let mut groups = Vec::new();
+    for (group_id, connector) in &wanted {
+        let committed = offsets.get(group_id).cloned().unwrap_or_default();
+        let desc = described.get(group_id);
+        let exists = !committed.is_empty()
+            || desc.is_some_and(|d| d.error.is_none() && d.state != "Dead");
+        if !exists {
+            let named = selection.groups.contains(group_id);
+            if named && !selection.allow_missing {
+                return Err(Error::NotFound {
+                    what: "consumer group",
+                    name: group_id.clone(),
+                    hint: format!(
+                        " on {} (no members and no committed offsets); check the name, or pass --allow-missing",
+                        kafka.bootstrap()
+                    ),
+                });
+            }
+            if named || connector.is_none() {
+                warnings.push(format!("group {group_id} does not exist; skipped"));
+                continue;
+            }
+            warnings.push(format!(
+                "group {group_id} of connector {} has no committed offsets yet",
+                connector.as_deref().unwrap_or_default()
+            ));
+        }
+        if let Some(err) = desc.and_then(|d| d.error.as_ref()) {
+            if exists {
+                return Err(Error::kafka(
+                    "DescribeConsumerGroups",
+                    format!("group {group_id}: {err}"),
+                ));
+            }
+        }
+        let partitions = committed
+            .into_iter()
+            .filter(|c| topic_filter.is_empty() || topic_filter.contains(c.topic.as_str()))
+            .map(|c| PartitionOffset {
+                topic: c.topic,
+                partition: c.partition,
+                offset: c.offset,
+                leader_epoch: c.leader_epoch,
+                metadata: c.metadata.filter(|m| !m.is_empty()),
+                log_start_offset: None,
+                log_end_offset: None,
+                lag: None,
+                last_record_timestamp: None,
+            })
+            .collect();
+        groups.push(GroupSnapshot {
+            group_id: group_id.clone(),
+            state: desc.map(|d| d.state.clone()).unwrap_or_else(|| "Unknown".into()),
+            protocol_type: match desc {
+                Some(d) if d.is_simple => String::new(),
+                _ => "consumer".into(),
+            },
+            group_type: desc
+                .map(|d| d.group_type.clone())
+                .unwrap_or_else(|| "unknown".into()),
+            members: desc
+                .map(|d| {
+                    d.members
+                        .iter()
+                        .map(|m| Member {
+                            member_id: m.member_id.clone(),
+                            client_id: m.client_id.clone(),
+                            host: m.host.clone(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            connector: connector.clone(),
+            partitions,
+        });
+    }
+
+    fill_partition_state(kafka, &mut groups, selection.with_timestamps).await?;
+
+    let mut content = SnapshotContent { groups, connectors };
+    content.normalize();
+    let meta = SnapshotMeta {
+        id: String::new(),
+        created_at,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        cluster_id: kafka.cluster_id().to_string(),
+        bootstrap_servers: kafka.bootstrap().to_string(),
+        brokers,
+        selection: selection.clone(),
+        tags: opts.tags.clone(),
+    };
+    let mut manifest = Manifest {
+        format_version: FORMAT_VERSION.into(),
+        meta,
+        format: opts.format,
+        summary: Summary::of(&content),
+        content_sha256: content_sha256(&content),
+        files: [opts.format.offsets_file(), CONNECTORS_FILE]
+            .into_iter()
+            .map(|name| FileEntry {
+                name: name.into(),
+                size: 0,
+                sha256: String::new(),
+            })
+            .collect(),
+    };
+    manifest.assign_id();
+    Ok(Captured {
+        manifest,
+        content,
+        warnings,
+    })
+}
+
+/// Adds log-start/log-end offsets and lag (and last-record timestamps) to every partition.
+async fn fill_partition_state(
+    kafka: &KafkaClient,
+    groups: &mut [GroupSnapshot],
+    with_timestamps: bool,
+) -> Result<()> {
+    let partitions: BTreeSet<TopicPartition> = groups
+        .iter()
+        .flat_map(|g| g.partitions.iter().map(|p| (p.topic.clone(), p.partition)))
+        .collect();
+    let marks = kafka.watermarks(&partitions).await?;
+    for p in groups.iter_mut().flat_map(|g| g.partitions.iter_mut()) {
+        if let Some(w) = marks.get(&(p.topic.clone(), p.partition)) {
+            p.log_start_offset = w.log_start;
+            p.log_end_offset = w.log_end;
+            p.lag = w.log_end.map(|end| (end - p.offset).max(0));
+        }
+    }
+    if !with_timestamps {
+        return Ok(());
+    }
+    // The record before the committed offset must still be in the log to have a timestamp.
+    let positions: BTreeSet<(TopicPartition, i64)> = groups
+        .iter()
+        .flat_map(|g| g.partitions.iter())
+        .filter(|p| {
+            p.log_start_offset.is_some_and(|s| p.offset > s)
+                && p.log_end_offset.is_some_and(|e| p.offset <= e)
+        })
+        .map(|p| ((p.topic.clone(), p.partition), p.offset))
+        .collect();
+    let stamps = kafka.last_record_timestamps(positions.into_iter().collect()).await?;
+    for p in groups.iter_mut().flat_map(|g| g.partitions.iter_mut()) {
+        p.last_record_timestamp = stamps
+            .get(&((p.topic.clone(), p.partition), p.offset))
+            .and_then(|ms| DateTime::<Utc>::from_timestamp_millis(*ms));
+    }
+    Ok(())
+}

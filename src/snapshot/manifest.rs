@@ -1,0 +1,302 @@
+//! The manifest (written last, lists every file with size and SHA-256) and snapshot ids.
+//!
+//! An id is `YYYYMMDDTHHMMSS.mmmZ-<16 hex>`: the creation time, so ids sort by time, and the start
+//! of the SHA-256 of the manifest's sealed fields (everything but the id and the per-file sizes and
+//! hashes, which are only known after the files are written). The sealed fields include the SHA-256
+//! of the snapshot content, so the id is bound to both the manifest and the data: editing a tag,
+//! the selection or an offset is detected.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::model::{SnapshotContent, SnapshotMeta, FORMAT_MAJOR};
+use crate::error::{Error, Result};
+
+pub const MANIFEST_FILE: &str = "manifest.json";
+pub const CONNECTORS_FILE: &str = "connectors.json";
+
+/// The format of the offsets file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// One row per (group, topic, partition), typed columns; read by DuckDB, Spark, pandas.
+    #[default]
+    Parquet,
+    /// The same information as one JSON document.
+    Json,
+}
+
+impl Format {
+    pub fn offsets_file(self) -> &'static str {
+        match self {
+            Format::Parquet => "offsets.parquet",
+            Format::Json => "offsets.json",
+        }
+    }
+}
+
+/// A file of the snapshot, with the size and SHA-256 it was written with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileEntry {
+    pub name: String,
+    pub size: u64,
+    pub sha256: String,
+}
+
+/// Counts for listings, so `list` needs to read only manifests.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    pub groups: usize,
+    pub partitions: usize,
+    pub connectors: usize,
+    /// Sum of the lag of every captured partition where it was known.
+    pub total_lag: i64,
+    /// How many groups were in each state.
+    pub group_states: BTreeMap<String, usize>,
+    /// The captured group ids, so listings can filter by group without reading the data.
+    #[serde(default)]
+    pub group_ids: Vec<String>,
+    /// The captured connector names.
+    #[serde(default)]
+    pub connector_names: Vec<String>,
+}
+
+impl Summary {
+    pub fn of(content: &SnapshotContent) -> Self {
+        let mut group_states = BTreeMap::new();
+        for g in &content.groups {
+            *group_states.entry(g.state.clone()).or_insert(0) += 1;
+        }
+        Summary {
+            groups: content.groups.len(),
+            partitions: content.partition_count(),
+            connectors: content.connectors.len(),
+            total_lag: content
+                .groups
+                .iter()
+                .flat_map(|g| &g.partitions)
+                .filter_map(|p| p.lag)
+                .sum(),
+            group_states,
+            group_ids: content.groups.iter().map(|g| g.group_id.clone()).collect(),
+            connector_names: content.connectors.iter().map(|c| c.name.clone()).collect(),
+        }
+    }
+}
+
+/// `manifest.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format_version: String,
+    #[serde(flatten)]
+    pub meta: SnapshotMeta,
+    pub format: Format,
+    pub summary: Summary,
+    /// SHA-256 of the canonical encoding of the snapshot content (see [`content_sha256`]).
+    pub content_sha256: String,
+    pub files: Vec<FileEntry>,
+}
+
+/// Lower-case hex SHA-256 of some bytes.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// SHA-256 of the canonical (normalized, compact JSON) encoding of the content. Every format
+/// decodes back to the same content, so the digest does not depend on the format.
+pub fn content_sha256(content: &SnapshotContent) -> String {
+    let mut c = content.clone();
+    c.normalize();
+    sha256_hex(&serde_json::to_vec(&c).expect("snapshot content always serializes"))
+}
+
+impl Manifest {
+    /// The digest over the sealed fields: the manifest with the id blanked and only the names of
+    /// the files kept.
+    pub fn seal_digest(&self) -> String {
+        let mut sealed = self.clone();
+        sealed.meta.id = String::new();
+        for f in &mut sealed.files {
+            f.size = 0;
+            f.sha256 = String::new();
+        }
+        sha256_hex(&serde_json::to_vec(&sealed).expect("manifest always serializes"))
+    }
+
+    /// Computes and sets the id from the creation time and the seal digest.
+    pub fn assign_id(&mut self) {
+        self.meta.id = make_id(self.meta.created_at, &self.seal_digest());
+    }
+
+    /// The id this manifest's content implies; differs from `meta.id` if anything sealed changed.
+    pub fn expected_id(&self) -> String {
+        make_id(self.meta.created_at, &self.seal_digest())
+    }
+
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = serde_json::to_vec_pretty(self).expect("manifest always serializes");
+        out.push(b'\n');
+        out
+    }
+
+    pub fn from_bytes(path: &str, bytes: &[u8]) -> Result<Self> {
+        #[derive(Deserialize)]
+        struct Version {
+            format_version: String,
+        }
+        let v: Version = serde_json::from_slice(bytes).map_err(|e| Error::Decode {
+            path: path.to_string(),
+            detail: format!("not a manifest: {e}"),
+        })?;
+        check_format_version(path, &v.format_version)?;
+        serde_json::from_slice(bytes).map_err(|e| Error::Decode {
+            path: path.to_string(),
+            detail: e.to_string(),
+        })
+    }
+
+    pub fn file(&self, name: &str) -> Option<&FileEntry> {
+        self.files.iter().find(|f| f.name == name)
+    }
+}
+
+/// Accepts `MAJOR.MINOR` with the major version this build knows.
+pub fn check_format_version(path: &str, found: &str) -> Result<()> {
+    let major = found.split('.').next().and_then(|m| m.parse::<u32>().ok());
+    if major == Some(FORMAT_MAJOR) {
+        Ok(())
+    } else {
+        Err(Error::UnsupportedFormat {
+            path: path.to_string(),
+            found: found.to_string(),
+            supported: FORMAT_MAJOR,
+        })
+    }
+}
+
+const ID_TIME_FORMAT: &str = "%Y%m%dT%H%M%S%.3fZ";
+const ID_DIGEST_LEN: usize = 16;
+
+fn make_id(created_at: DateTime<Utc>, digest: &str) -> String {
+    format!(
+        "{}-{}",
+        created_at.format(ID_TIME_FORMAT),
+        &digest[..ID_DIGEST_LEN]
+    )
+}
+
+/// Splits a full id into its time and digest part; `None` if it is not an id.
+pub fn parse_id(id: &str) -> Option<(DateTime<Utc>, &str)> {
+    let (time, digest) = id.split_once('-')?;
+    if digest.len() != ID_DIGEST_LEN || !digest.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let t = NaiveDateTime::parse_from_str(time, ID_TIME_FORMAT).ok()?;
+    Some((t.and_utc(), digest))
+}
+
+/// The date folder (`date=YYYY-MM-DD`) a snapshot with this creation time lives in.
+pub fn date_folder(created_at: DateTime<Utc>) -> String {
+    format!("date={}", created_at.format("%Y-%m-%d"))
+}
+
+/// The date folder implied by an id or id prefix, when the prefix contains the whole date.
+pub fn date_folder_of_prefix(prefix: &str) -> Option<String> {
+    let d = prefix.get(..8)?;
+    if !d.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(format!("date={}-{}-{}", &d[..4], &d[4..6], &d[6..8]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::model::{Selection, SnapshotMeta, FORMAT_VERSION};
+    use chrono::TimeZone;
+
+    pub(crate) fn manifest() -> Manifest {
+        Manifest {
+            format_version: FORMAT_VERSION.into(),
+            meta: SnapshotMeta {
+                id: String::new(),
+                created_at: Utc.with_ymd_and_hms(2026, 12, 1, 9, 30, 5).unwrap()
+                    + chrono::Duration::milliseconds(42),
+                tool_version: "0.1.0".into(),
+                cluster_id: "abc".into(),
+                bootstrap_servers: "k:9092".into(),
+                brokers: vec!["1@k:9092".into()],
+                selection: Selection {
+                    groups: vec!["g".into()],
+                    ..Default::default()
+                },
+                tags: BTreeMap::from([("deploy".into(), "1234".into())]),
+            },
+            format: Format::Parquet,
+            summary: Summary::default(),
+            content_sha256: sha256_hex(b"content"),
+            files: vec![FileEntry {
+                name: "offsets.parquet".into(),
+                size: 0,
+                sha256: String::new(),
+            }],
+        }
+    }
+
+    #[test]
+    fn id_sorts_by_time_and_parses_back() {
+        let mut m = manifest();
+        m.assign_id();
+        assert!(m.meta.id.starts_with("20261201T093005.042Z-"), "{}", m.meta.id);
+        let (t, digest) = parse_id(&m.meta.id).unwrap();
+        assert_eq!(t, m.meta.created_at);
+        assert_eq!(digest.len(), 16);
+        let mut later = manifest();
+        later.meta.created_at += chrono::Duration::milliseconds(1);
+        later.assign_id();
+        assert!(later.meta.id > m.meta.id);
+    }
+
+    #[test]
+    fn id_binds_sealed_fields_but_not_file_hashes() {
+        let mut m = manifest();
+        m.assign_id();
+        let id = m.meta.id.clone();
+        m.files[0].size = 99;
+        m.files[0].sha256 = "ff".into();
+        assert_eq!(m.expected_id(), id, "file hashes are filled in after the id");
+        m.meta.tags.insert("deploy".into(), "9999".into());
+        assert_ne!(m.expected_id(), id, "an edited tag must change the id");
+        let mut m2 = manifest();
+        m2.content_sha256 = sha256_hex(b"other");
+        assert_ne!(m2.expected_id(), id, "other content must change the id");
+    }
+
+    #[test]
+    fn manifest_round_trips_and_checks_version() {
+        let mut m = manifest();
+        m.assign_id();
+        let back = Manifest::from_bytes("m", &m.to_bytes()).unwrap();
+        assert_eq!(back, m);
+        let text = String::from_utf8(m.to_bytes())
+            .unwrap()
+            .replace("\"format_version\": \"1.0\"", "\"format_version\": \"2.0\"");
+        let err = Manifest::from_bytes("m", text.as_bytes()).unwrap_err();
+        assert!(matches!(err, Error::UnsupportedFormat { .. }), "{err}");
+        check_format_version("x", "1.7").unwrap();
+    }
+
+    #[test]
+    fn date_folders() {
+        assert_eq!(
+            date_folder_of_prefix("20261201T09"),
+            Some("date=2026-12-01".into())
+        );
+        assert_eq!(date_folder_of_prefix("2026"), None);
+        assert_eq!(date_folder(manifest().meta.created_at), "date=2026-12-01");
+        assert!(parse_id("20261201T093005.042Z-zz").is_none());
+    }
+}

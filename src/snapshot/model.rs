@@ -1,0 +1,171 @@
+//! The snapshot data model: what one snapshot holds, independent of the file format.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Version of the snapshot file formats (`MAJOR.MINOR`). A reader accepts any minor version of
+/// the major version it knows: minor versions only add optional fields.
+pub const FORMAT_VERSION: &str = "1.0";
+/// The major version this build reads and writes.
+pub const FORMAT_MAJOR: u32 = 1;
+
+/// What was asked for when the snapshot was taken.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Selection {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_pattern: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub all_groups: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connectors: Vec<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub all_connectors: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub topics: Vec<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_missing: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub with_timestamps: bool,
+}
+
+impl Selection {
+    /// True when nothing at all would be captured.
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+            && self.group_pattern.is_none()
+            && !self.all_groups
+            && self.connectors.is_empty()
+            && !self.all_connectors
+    }
+}
+
+/// A member of a group at capture time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Member {
+    pub member_id: String,
+    pub client_id: String,
+    pub host: String,
+}
+
+/// One consumer group's committed offsets.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupSnapshot {
+    pub group_id: String,
+    /// Coordinator state at capture time: Empty, Stable, PreparingRebalance, Dead, ...
+    pub state: String,
+    /// `consumer` for groups whose members use the consumer protocol, empty for "simple" groups
+    /// that only ever committed offsets.
+    pub protocol_type: String,
+    /// `classic` or `consumer` (KIP-848).
+    pub group_type: String,
+    #[serde(default)]
+    pub members: Vec<Member>,
+    /// The connector this group belongs to, when it was selected through a connector.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connector: Option<String>,
+    pub partitions: Vec<PartitionOffset>,
+}
+
+/// One committed offset with the partition's state at capture time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionOffset {
+    pub topic: String,
+    pub partition: i32,
+    pub offset: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leader_epoch: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_start_offset: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_end_offset: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag: Option<i64>,
+    /// Timestamp of the record at `offset - 1` (the last one consumed), with `--with-timestamps`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_record_timestamp: Option<DateTime<Utc>>,
+}
+
+/// A task of a connector at capture time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskState {
+    pub id: i32,
+    pub state: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_id: Option<String>,
+}
+
+/// One Kafka Connect connector.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConnectorSnapshot {
+    pub name: String,
+    /// The REST URL of the Connect cluster it was read from.
+    pub connect_url: String,
+    /// `sink`, `source`, or `unknown`.
+    pub connector_type: String,
+    /// The consumer group of a sink connector.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_id: Option<String>,
+    /// Configuration, with secret-looking values redacted unless `--include-secrets`.
+    pub config: BTreeMap<String, String>,
+    /// Keys whose values were redacted.
+    #[serde(default)]
+    pub redacted_keys: Vec<String>,
+    pub state: String,
+    #[serde(default)]
+    pub tasks: Vec<TaskState>,
+    /// The entries of `GET /connectors/{name}/offsets`, when the worker supports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offsets: Option<Vec<Value>>,
+    /// Why `offsets` is missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offsets_unavailable: Option<String>,
+}
+
+/// The captured data, the part every format must carry exactly.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SnapshotContent {
+    pub groups: Vec<GroupSnapshot>,
+    pub connectors: Vec<ConnectorSnapshot>,
+}
+
+impl SnapshotContent {
+    /// Puts groups, partitions and connectors in a fixed order, so the same data always encodes
+    /// to the same bytes.
+    pub fn normalize(&mut self) {
+        self.groups.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+        for g in &mut self.groups {
+            g.partitions
+                .sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+            g.members.sort_by(|a, b| a.member_id.cmp(&b.member_id));
+        }
+        self.connectors
+            .sort_by(|a, b| (&a.connect_url, &a.name).cmp(&(&b.connect_url, &b.name)));
+    }
+
+    pub fn partition_count(&self) -> usize {
+        self.groups.iter().map(|g| g.partitions.len()).sum()
+    }
+}
+
+/// Snapshot metadata: identity, time, origin, selection and tags.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnapshotMeta {
+    pub id: String,
+    pub created_at: DateTime<Utc>,
+    pub tool_version: String,
+    pub cluster_id: String,
+    pub bootstrap_servers: String,
+    #[serde(default)]
+    pub brokers: Vec<String>,
+    #[serde(default)]
+    pub selection: Selection,
+    #[serde(default)]
+    pub tags: BTreeMap<String, String>,
+}

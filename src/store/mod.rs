@@ -1,0 +1,228 @@
+//! The store: an `object_store` backend picked by URL, with create-only writes.
+//!
+//! A store URL is a local path or `file://` URL, `s3://bucket/prefix`, or any other scheme
+//! `object_store` parses (`gs://`, `az://`, `http(s)://`). Credentials and endpoints come from the
+//! usual environment (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`,
+//! `AWS_ENDPOINT_URL`, ...). Local files are fsynced and made readable by their owner only.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::TryStreamExt;
+use object_store::aws::AmazonS3Builder;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path;
+use object_store::prefix::PrefixStore;
+use object_store::{
+    ClientOptions, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, RetryConfig,
+};
+
+use crate::error::{Error, Result};
+
+/// An object in the store, relative to the store's root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Object {
+    pub key: String,
+    pub size: u64,
+}
+
+/// An opened store.
+#[derive(Debug, Clone)]
+pub struct Store {
+    url: String,
+    inner: Arc<dyn ObjectStore>,
+    /// For local stores: the root directory, to set file modes.
+    local_root: Option<PathBuf>,
+}
+
+fn local_root(url: &str) -> Option<PathBuf> {
+    if let Some(rest) = url.strip_prefix("file://") {
+        return Some(PathBuf::from(rest));
+    }
+    (!url.contains("://")).then(|| PathBuf::from(url))
+}
+
+impl Store {
+    /// Opens the store at `url`. A local directory is created if missing.
+    pub fn open(url: &str, timeout: Duration) -> Result<Self> {
+        if url.trim().is_empty() {
+            return Err(Error::usage(
+                "no store: pass --store URL (a directory, file:///path or s3://bucket/prefix) or set OFFSET_VAULT_STORE",
+            ));
+        }
+        if let Some(root) = local_root(url) {
+            std::fs::create_dir_all(&root).map_err(|e| {
+                Error::store(url, format!("cannot create directory {}: {e}", root.display()))
+            })?;
+            let root = root
+                .canonicalize()
+                .map_err(|e| Error::store(url, format!("{}: {e}", root.display())))?;
+            let fs = LocalFileSystem::new_with_prefix(&root)
+                .map_err(|e| Error::store(url, e))?
+                .with_fsync(true);
+            return Ok(Store {
+                url: url.to_string(),
+                inner: Arc::new(fs),
+                local_root: Some(root),
+            });
+        }
+        let parsed = url::Url::parse(url).map_err(|e| {
+            Error::usage(format!(
+                "--store {url}: {e}; expected a directory, file:///path or s3://bucket/prefix"
+            ))
+        })?;
+        let retry = RetryConfig {
+            max_retries: 3,
+            retry_timeout: timeout,
+            ..Default::default()
+        };
+        let client = ClientOptions::new()
+            .with_timeout(timeout)
+            .with_connect_timeout(timeout);
+        let prefix = Path::from(parsed.path().trim_matches('/'));
+        let inner: Arc<dyn ObjectStore> = if parsed.scheme() == "s3" {
+            let mut builder = AmazonS3Builder::from_env()
+                .with_bucket_name(parsed.host_str().unwrap_or_default())
+                .with_retry(retry)
+                .with_client_options(client);
+            let endpoint = std::env::var("AWS_ENDPOINT_URL_S3")
+                .or_else(|_| std::env::var("AWS_ENDPOINT_URL"))
+                .ok();
+            if endpoint.as_deref().is_some_and(|e| e.starts_with("http://")) {
+                builder = builder.with_allow_http(true);
+            }
+            if std::env::var("AWS_REGION").is_err() && std::env::var("AWS_DEFAULT_REGION").is_err()
+            {
+                builder = builder.with_region("us-east-1");
+            }
+            let s3 = builder.build().map_err(|e| Error::store(url, e))?;
+            Arc::new(PrefixStore::new(s3, prefix))
+        } else {
+            let env: Vec<(String, String)> = std::env::vars()
+                .filter(|(k, _)| {
+                    ["AWS_", "GOOGLE_", "AZURE_"]
+                        .iter()
+                        .any(|p| k.starts_with(p))
+                })
+                .map(|(k, v)| (k.to_ascii_lowercase(), v))
+                .collect();
+            let (store, path) =
+                object_store::parse_url_opts(&parsed, env).map_err(|e| Error::store(url, e))?;
+            Arc::new(PrefixStore::new(store, path))
+        };
+        Ok(Store {
+            url: url.to_string(),
+            inner,
+            local_root: None,
+        })
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    fn err(&self, key: &str, e: object_store::Error) -> Error {
+        match e {
+            object_store::Error::NotFound { .. } => Error::NotFound {
+                what: "object",
+                name: format!("{key} in {}", self.url),
+                hint: String::new(),
+            },
+            other => Error::store(&self.url, format!("{key}: {other}")),
+        }
+    }
+
+    /// Writes an object that must not exist yet. Never overwrites.
+    pub async fn put_new(&self, key: &str, bytes: Bytes) -> Result<()> {
+        let path = Path::from(key);
+        // Some S3-compatible servers ignore conditional puts; check first as well.
+        match self.inner.head(&path).await {
+            Ok(_) => {
+                return Err(Error::store(
+                    &self.url,
+                    format!("{key} already exists; refusing to overwrite it"),
+                ))
+            }
+            Err(object_store::Error::NotFound { .. }) => {}
+            Err(e) => return Err(self.err(key, e)),
+        }
+        let opts = PutOptions {
+            mode: PutMode::Create,
+            ..Default::default()
+        };
+        match self
+            .inner
+            .put_opts(&path, PutPayload::from_bytes(bytes), opts)
+            .await
+        {
+            Ok(_) => {}
+            Err(object_store::Error::AlreadyExists { .. }) => {
+                return Err(Error::store(
+                    &self.url,
+                    format!("{key} already exists; refusing to overwrite it"),
+                ))
+            }
+            Err(e) => return Err(self.err(key, e)),
+        }
+        if let Some(root) = &self.local_root {
+            set_owner_only(&root.join(key)).map_err(|e| Error::store(&self.url, e))?;
+        }
+        Ok(())
+    }
+
+    pub async fn get(&self, key: &str) -> Result<Bytes> {
+        let path = Path::from(key);
+        let got = self.inner.get(&path).await.map_err(|e| self.err(key, e))?;
+        got.bytes().await.map_err(|e| self.err(key, e))
+    }
+
+    /// Every object under `prefix` (recursively).
+    pub async fn list(&self, prefix: &str) -> Result<Vec<Object>> {
+        let path = Path::from(prefix);
+        self.inner
+            .list(Some(&path))
+            .map_ok(|m| Object {
+                key: m.location.to_string(),
+                size: m.size,
+            })
+            .try_collect()
+            .await
+            .map_err(|e| self.err(prefix, e))
+    }
+
+    /// The names of the folders directly under `prefix`.
+    pub async fn folders(&self, prefix: &str) -> Result<Vec<String>> {
+        let path = Path::from(prefix);
+        let listed = self
+            .inner
+            .list_with_delimiter(Some(&path))
+            .await
+            .map_err(|e| self.err(prefix, e))?;
+        Ok(listed
+            .common_prefixes
+            .iter()
+            .filter_map(|p| p.filename().map(str::to_string))
+            .collect())
+    }
+
+    /// Deletes one object (retention only).
+    pub async fn delete(&self, key: &str) -> Result<()> {
+        self.inner
+            .delete(&Path::from(key))
+            .await
+            .map_err(|e| self.err(key, e))
+    }
+}
+
+#[cfg(unix)]
+fn set_owner_only(path: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+}
+
+#[cfg(not(unix))]
+fn set_owner_only(_: &std::path::Path) -> std::io::Result<()> {
+    Ok(())
+}
