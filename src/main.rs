@@ -14,7 +14,8 @@ fn init_logging(verbose: u8, quiet: bool) {
         (false, 2) => "debug,librdkafka=warn",
         _ => "trace,librdkafka=debug",
     };
-    let filter = EnvFilter::try_from_env("OFFSET_VAULT_LOG").unwrap_or_else(|_| EnvFilter::new(default));
+    let filter =
+        EnvFilter::try_from_env("OFFSET_VAULT_LOG").unwrap_or_else(|_| EnvFilter::new(default));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -48,7 +48,9 @@ async fn cmd_snapshot(cli: &Cli, args: &SnapshotArgs) -> Result<i32> {
     let settings = cli.global.kafka_settings()?;
     let store = open_store(cli)?;
     if args.include_secrets {
-        tracing::warn!("--include-secrets: connector configs are stored with their secrets in clear");
+        tracing::warn!(
+            "--include-secrets: connector configs are stored with their secrets in clear"
+        );
     }
 
     let kafka = KafkaClient::connect(settings).await?;
@@ -92,8 +94,16 @@ async fn cmd_snapshot(cli: &Cli, args: &SnapshotArgs) -> Result<i32> {
 
 async fn cmd_list(cli: &Cli, args: &ListArgs) -> Result<i32> {
     let now = Utc::now();
-    let since = args.since.as_deref().map(|t| parse_time(t, now)).transpose()?;
-    let until = args.until.as_deref().map(|t| parse_time(t, now)).transpose()?;
+    let since = args
+        .since
+        .as_deref()
+        .map(|t| parse_time(t, now))
+        .transpose()?;
+    let until = args
+        .until
+        .as_deref()
+        .map(|t| parse_time(t, now))
+        .transpose()?;
     let tags = super::parse_tags(&args.tags)?;
     let store = open_store(cli)?;
     let days = DayRange {
@@ -181,5 +191,9 @@ async fn cmd_verify(cli: &Cli, args: &VerifyArgs) -> Result<i32> {
             eprintln!("{} snapshot(s) verified, {failed} failed", results.len());
         }
     }
-    Ok(if failed == 0 { exit::OK } else { exit::INTEGRITY })
+    Ok(if failed == 0 {
+        exit::OK
+    } else {
+        exit::INTEGRITY
+    })
 }

@@ -53,7 +53,12 @@ pub enum OutputFormat {
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
     /// Kafka bootstrap servers (HOST:PORT[,HOST:PORT...]).
-    #[arg(short = 'b', long, global = true, env = "OFFSET_VAULT_BOOTSTRAP_SERVER")]
+    #[arg(
+        short = 'b',
+        long,
+        global = true,
+        env = "OFFSET_VAULT_BOOTSTRAP_SERVER"
+    )]
     pub bootstrap_server: Option<String>,
 
     /// Kafka Connect REST URL; repeat (or separate with commas) for several Connect clusters.
@@ -66,7 +71,12 @@ pub struct GlobalArgs {
     pub connect_url: Vec<String>,
 
     /// Kafka client properties file, as for Kafka's own tools (security.protocol, sasl.*, ssl.*).
-    #[arg(long, global = true, env = "OFFSET_VAULT_COMMAND_CONFIG", value_name = "FILE")]
+    #[arg(
+        long,
+        global = true,
+        env = "OFFSET_VAULT_COMMAND_CONFIG",
+        value_name = "FILE"
+    )]
     pub command_config: Option<PathBuf>,
 
     /// librdkafka property KEY=VALUE (repeatable); overrides --command-config.
@@ -79,7 +89,13 @@ pub struct GlobalArgs {
     pub store: Option<String>,
 
     /// Output format.
-    #[arg(long, global = true, value_enum, default_value_t, env = "OFFSET_VAULT_OUTPUT")]
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value_t,
+        env = "OFFSET_VAULT_OUTPUT"
+    )]
     pub output: OutputFormat,
 
     /// Bound on each request to Kafka, Kafka Connect or the store (e.g. 10s, 1m).

@@ -16,7 +16,7 @@ pub fn print_json(value: &Value) {
 fn table(headers: &[&str]) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_BORDERS_ONLY);
-    t.set_header(headers.iter().map(|h| Cell::new(h)));
+    t.set_header(headers.iter().map(Cell::new));
     t
 }
 
@@ -58,11 +58,24 @@ pub fn list_json(listed: &[Listed]) -> Value {
 }
 
 pub fn print_list(listed: &[Listed]) {
-    let mut t = table(&["ID", "CREATED (UTC)", "GROUPS", "PARTITIONS", "CONNECTORS", "TAGS", "STATUS"]);
+    let mut t = table(&[
+        "ID",
+        "CREATED (UTC)",
+        "GROUPS",
+        "PARTITIONS",
+        "CONNECTORS",
+        "TAGS",
+        "STATUS",
+    ]);
     for l in listed {
         match &l.manifest {
             Some(m) => {
-                let tags: Vec<String> = m.meta.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                let tags: Vec<String> = m
+                    .meta
+                    .tags
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
                 t.add_row(vec![
                     l.id.clone(),
                     m.meta.created_at.format("%Y-%m-%d %H:%M:%S").to_string(),
@@ -95,16 +108,34 @@ pub fn print_snapshot(loaded: &Loaded) {
     let m = &loaded.manifest;
     println!("snapshot   {}", m.meta.id);
     println!("created    {}", m.meta.created_at.to_rfc3339());
-    println!("cluster    {} ({})", m.meta.cluster_id, m.meta.bootstrap_servers);
+    println!(
+        "cluster    {} ({})",
+        m.meta.cluster_id, m.meta.bootstrap_servers
+    );
     println!("tool       offset-vault {}", m.meta.tool_version);
     if !m.meta.tags.is_empty() {
-        let tags: Vec<String> = m.meta.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let tags: Vec<String> = m
+            .meta
+            .tags
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
         println!("tags       {}", tags.join(", "));
     }
-    println!("verified   all {} file(s) match the manifest", m.files.len());
+    println!(
+        "verified   all {} file(s) match the manifest",
+        m.files.len()
+    );
 
     let mut t = table(&[
-        "GROUP", "STATE", "TOPIC", "PARTITION", "OFFSET", "LOG-START", "LOG-END", "LAG",
+        "GROUP",
+        "STATE",
+        "TOPIC",
+        "PARTITION",
+        "OFFSET",
+        "LOG-START",
+        "LOG-END",
+        "LAG",
     ]);
     for g in &loaded.content.groups {
         if g.partitions.is_empty() {
@@ -136,7 +167,15 @@ pub fn print_snapshot(loaded: &Loaded) {
     println!("\n{t}");
 
     if !loaded.content.connectors.is_empty() {
-        let mut c = table(&["CONNECTOR", "TYPE", "STATE", "TASKS", "GROUP", "OFFSETS", "REDACTED"]);
+        let mut c = table(&[
+            "CONNECTOR",
+            "TYPE",
+            "STATE",
+            "TASKS",
+            "GROUP",
+            "OFFSETS",
+            "REDACTED",
+        ]);
         for conn in &loaded.content.connectors {
             let tasks: Vec<String> = conn
                 .tasks
@@ -150,7 +189,9 @@ pub fn print_snapshot(loaded: &Loaded) {
                 tasks.join(" "),
                 opt(conn.group_id.as_ref()),
                 match &conn.offsets {
-                    Some(o) => format!("{} entr{}", o.len(), if o.len() == 1 { "y" } else { "ies" }),
+                    Some(o) => {
+                        format!("{} entr{}", o.len(), if o.len() == 1 { "y" } else { "ies" })
+                    }
                     None => "unavailable".into(),
                 },
                 conn.redacted_keys.len().to_string(),

@@ -165,9 +165,12 @@ impl ConnectClient {
     }
 
     /// Every connector with its info and status, in one request.
-    pub async fn list_expanded(&self) -> Result<BTreeMap<String, (ConnectorInfo, ConnectorStatus)>> {
-        let all: BTreeMap<String, Expanded> =
-            self.get_json("/connectors?expand=info&expand=status").await?;
+    pub async fn list_expanded(
+        &self,
+    ) -> Result<BTreeMap<String, (ConnectorInfo, ConnectorStatus)>> {
+        let all: BTreeMap<String, Expanded> = self
+            .get_json("/connectors?expand=info&expand=status")
+            .await?;
         Ok(all
             .into_iter()
             .map(|(k, v)| (k, (v.info, v.status)))

@@ -27,8 +27,8 @@ struct VersionOnly {
 }
 
 fn to_pretty<T: Serialize>(value: &T) -> Result<Vec<u8>> {
-    let mut out =
-        serde_json::to_vec_pretty(value).map_err(|e| Error::Internal(format!("encode JSON: {e}")))?;
+    let mut out = serde_json::to_vec_pretty(value)
+        .map_err(|e| Error::Internal(format!("encode JSON: {e}")))?;
     out.push(b'\n');
     Ok(out)
 }

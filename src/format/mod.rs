@@ -9,7 +9,11 @@ use crate::snapshot::manifest::Format;
 use crate::snapshot::model::{GroupSnapshot, SnapshotMeta};
 
 /// Encodes the groups of a snapshot in the given format.
-pub fn encode_offsets(format: Format, meta: &SnapshotMeta, groups: &[GroupSnapshot]) -> Result<Vec<u8>> {
+pub fn encode_offsets(
+    format: Format,
+    meta: &SnapshotMeta,
+    groups: &[GroupSnapshot],
+) -> Result<Vec<u8>> {
     match format {
         Format::Json => json::encode_offsets(meta, groups),
         Format::Parquet => parquet::encode_offsets(meta, groups),
@@ -25,5 +29,145 @@ pub fn decode_offsets(
     match format {
         Format::Json => json::decode_offsets(path, &bytes),
         Format::Parquet => parquet::decode_offsets(path, bytes),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::model::{Member, PartitionOffset, Selection};
+    use chrono::{DateTime, TimeZone, Utc};
+    use proptest::prelude::*;
+
+    fn meta() -> SnapshotMeta {
+        SnapshotMeta {
+            id: "20261201T093005.042Z-0123456789abcdef".into(),
+            created_at: Utc.with_ymd_and_hms(2026, 12, 1, 9, 30, 5).unwrap()
+                + chrono::Duration::milliseconds(42),
+            tool_version: "0.1.0".into(),
+            cluster_id: "cluster-1".into(),
+            bootstrap_servers: "k:9092".into(),
+            brokers: vec!["1@k:9092".into()],
+            selection: Selection {
+                all_groups: true,
+                ..Default::default()
+            },
+            tags: [("deploy".to_string(), "1".to_string())].into(),
+        }
+    }
+
+    fn partition() -> impl Strategy<Value = PartitionOffset> {
+        (
+            "[a-z][a-z0-9._-]{0,12}",
+            0i32..1000,
+            any::<i64>().prop_map(|o| o.abs()),
+            proptest::option::of(0i32..i32::MAX),
+            proptest::option::of(".{0,8}"),
+            proptest::option::of(any::<i64>()),
+            proptest::option::of(any::<i64>()),
+            proptest::option::of(any::<i64>()),
+            proptest::option::of(0i64..4_102_444_800_000),
+        )
+            .prop_map(|(topic, partition, offset, epoch, md, s, e, lag, ts)| {
+                PartitionOffset {
+                    topic,
+                    partition,
+                    offset,
+                    leader_epoch: epoch,
+                    metadata: md,
+                    log_start_offset: s,
+                    log_end_offset: e,
+                    lag,
+                    last_record_timestamp: ts.and_then(DateTime::<Utc>::from_timestamp_millis),
+                }
+            })
+    }
+
+    fn group() -> impl Strategy<Value = GroupSnapshot> {
+        (
+            "[a-z][a-z0-9-]{0,10}",
+            prop_oneof!["Empty", "Stable", "Dead"],
+            proptest::collection::vec(partition(), 0..6),
+            proptest::bool::ANY,
+        )
+            .prop_map(|(id, state, partitions, member)| GroupSnapshot {
+                group_id: id,
+                state: state.to_string(),
+                protocol_type: "consumer".into(),
+                group_type: "classic".into(),
+                members: if member {
+                    vec![Member {
+                        member_id: "m-1".into(),
+                        client_id: "c".into(),
+                        host: "/127.0.0.1".into(),
+                    }]
+                } else {
+                    vec![]
+                },
+                connector: None,
+                partitions,
+            })
+    }
+
+    fn unique(groups: Vec<GroupSnapshot>) -> Vec<GroupSnapshot> {
+        let mut seen = std::collections::BTreeSet::new();
+        groups
+            .into_iter()
+            .filter(|g| seen.insert(g.group_id.clone()))
+            .collect()
+    }
+
+    proptest! {
+        #[test]
+        fn both_formats_round_trip_exactly(groups in proptest::collection::vec(group(), 0..5)) {
+            let groups = unique(groups);
+            for format in [Format::Json, Format::Parquet] {
+                let bytes = encode_offsets(format, &meta(), &groups).unwrap();
+                let (m, back) = decode_offsets(format, "t", bytes::Bytes::from(bytes)).unwrap();
+                prop_assert_eq!(&m, &meta());
+                prop_assert_eq!(&back, &groups);
+            }
+        }
+    }
+
+    #[test]
+    fn extreme_offsets_stay_exact() {
+        let mut g = unique(vec![GroupSnapshot {
+            group_id: "g".into(),
+            state: "Empty".into(),
+            protocol_type: String::new(),
+            group_type: "classic".into(),
+            members: vec![],
+            connector: None,
+            partitions: vec![],
+        }]);
+        g[0].partitions.push(PartitionOffset {
+            topic: "t".into(),
+            partition: i32::MAX,
+            offset: i64::MAX,
+            leader_epoch: None,
+            metadata: None,
+            log_start_offset: Some(9_007_199_254_740_993), // 2^53 + 1: not exact as a double
+            log_end_offset: Some(i64::MAX),
+            lag: Some(0),
+            last_record_timestamp: None,
+        });
+        for format in [Format::Json, Format::Parquet] {
+            let bytes = encode_offsets(format, &meta(), &g).unwrap();
+            let (_, back) = decode_offsets(format, "t", bytes::Bytes::from(bytes)).unwrap();
+            assert_eq!(back, g, "{format:?}");
+        }
+    }
+
+    #[test]
+    fn unknown_major_version_is_refused() {
+        let json = String::from_utf8(encode_offsets(Format::Json, &meta(), &[]).unwrap())
+            .unwrap()
+            .replacen("\"1.0\"", "\"2.0\"", 1);
+        let err = decode_offsets(Format::Json, "o.json", json.into()).unwrap_err();
+        assert!(
+            err.to_string().contains("unsupported format_version 2.0"),
+            "{err}"
+        );
     }
 }

@@ -75,12 +75,22 @@ pub fn encode_offsets(meta: &SnapshotMeta, groups: &[GroupSnapshot]) -> Result<V
         column(&|g, _| Some(g.group_id.clone())),
         column(&|g, _| Some(g.state.clone())),
         column(&|_, p| Some(p.topic.clone())),
-        Arc::new(Int32Array::from_iter_values(rows.iter().map(|(_, p)| p.partition))),
-        Arc::new(Int64Array::from_iter_values(rows.iter().map(|(_, p)| p.offset))),
-        Arc::new(Int32Array::from_iter(rows.iter().map(|(_, p)| p.leader_epoch))),
+        Arc::new(Int32Array::from_iter_values(
+            rows.iter().map(|(_, p)| p.partition),
+        )),
+        Arc::new(Int64Array::from_iter_values(
+            rows.iter().map(|(_, p)| p.offset),
+        )),
+        Arc::new(Int32Array::from_iter(
+            rows.iter().map(|(_, p)| p.leader_epoch),
+        )),
         column(&|_, p| p.metadata.clone()),
-        Arc::new(Int64Array::from_iter(rows.iter().map(|(_, p)| p.log_start_offset))),
-        Arc::new(Int64Array::from_iter(rows.iter().map(|(_, p)| p.log_end_offset))),
+        Arc::new(Int64Array::from_iter(
+            rows.iter().map(|(_, p)| p.log_start_offset),
+        )),
+        Arc::new(Int64Array::from_iter(
+            rows.iter().map(|(_, p)| p.log_end_offset),
+        )),
         Arc::new(Int64Array::from_iter(rows.iter().map(|(_, p)| p.lag))),
         Arc::new(
             TimestampMillisecondArray::from_iter(
@@ -176,7 +186,10 @@ pub fn decode_offsets(path: &str, bytes: Bytes) -> Result<(SnapshotMeta, Vec<Gro
     let reader = builder.build().map_err(|e| dec(e.to_string()))?;
     for batch in reader {
         let batch = batch.map_err(|e| dec(e.to_string()))?;
-        let c = Columns { batch: &batch, path };
+        let c = Columns {
+            batch: &batch,
+            path,
+        };
         let group = c.get::<StringArray>("group_id")?;
         let topic = c.get::<StringArray>("topic")?;
         let partition = c.get::<Int32Array>("partition")?;

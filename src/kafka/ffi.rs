@@ -335,8 +335,7 @@ pub fn describe_groups<C: ClientContext>(
                             .unwrap_or_default(),
                         client_id: owned_str(rd::rd_kafka_MemberDescription_client_id(m))
                             .unwrap_or_default(),
-                        host: owned_str(rd::rd_kafka_MemberDescription_host(m))
-                            .unwrap_or_default(),
+                        host: owned_str(rd::rd_kafka_MemberDescription_host(m)).unwrap_or_default(),
                     })
                     .collect();
                 GroupDescription {
@@ -545,8 +544,12 @@ pub fn list_offsets<C: ClientContext>(
         // SAFETY: `elem` is a fresh element of the list.
         |(_, _, q), elem| unsafe {
             (*elem).offset = match q {
-                OffsetQuery::Earliest => rd::rd_kafka_OffsetSpec_t::RD_KAFKA_OFFSET_SPEC_EARLIEST as i64,
-                OffsetQuery::Latest => rd::rd_kafka_OffsetSpec_t::RD_KAFKA_OFFSET_SPEC_LATEST as i64,
+                OffsetQuery::Earliest => {
+                    rd::rd_kafka_OffsetSpec_t::RD_KAFKA_OFFSET_SPEC_EARLIEST as i64
+                }
+                OffsetQuery::Latest => {
+                    rd::rd_kafka_OffsetSpec_t::RD_KAFKA_OFFSET_SPEC_LATEST as i64
+                }
                 OffsetQuery::Timestamp(ms) => *ms,
             };
         },
@@ -558,7 +561,9 @@ pub fn list_offsets<C: ClientContext>(
         rd::RD_KAFKA_EVENT_LISTOFFSETS_RESULT,
         timeout,
         // SAFETY: librdkafka copies the list.
-        |opts, queue| unsafe { rd::rd_kafka_ListOffsets(client.native_ptr(), list.ptr, opts, queue) },
+        |opts, queue| unsafe {
+            rd::rd_kafka_ListOffsets(client.native_ptr(), list.ptr, opts, queue)
+        },
     )?;
     // SAFETY: the event is a ListOffsets result; all data is copied out.
     unsafe {

@@ -94,9 +94,9 @@ impl KafkaClient {
         let settings = Arc::new(settings);
         let s = settings.clone();
         blocking(move || {
-            let consumer: BaseConsumer = client_config(&s).create().map_err(|e| {
-                Error::usage(format!("invalid Kafka client configuration: {e}"))
-            })?;
+            let consumer: BaseConsumer = client_config(&s)
+                .create()
+                .map_err(|e| Error::usage(format!("invalid Kafka client configuration: {e}")))?;
             let cluster_id = consumer
                 .client()
                 .fetch_cluster_id(s.timeout)
@@ -172,10 +172,9 @@ impl KafkaClient {
             let me = self.clone();
             async move {
                 let g = group.clone();
-                let offsets = blocking(move || {
-                    ffi::list_group_offsets(me.inner.client(), &g, me.timeout())
-                })
-                .await?;
+                let offsets =
+                    blocking(move || ffi::list_group_offsets(me.inner.client(), &g, me.timeout()))
+                        .await?;
                 Ok::<_, Error>((group, offsets))
             }
         }))
@@ -300,7 +299,9 @@ fn read_records_at(
         tpl.add_partition_offset(topic, *partition, Offset::Offset(*offset))
             .map_err(|e| Error::kafka("assign", e))?;
     }
-    consumer.assign(&tpl).map_err(|e| Error::kafka("assign", e))?;
+    consumer
+        .assign(&tpl)
+        .map_err(|e| Error::kafka("assign", e))?;
     let mut found = HashMap::new();
     while !wanted.is_empty() && Instant::now() < deadline {
         match consumer.poll(Duration::from_millis(200)) {

@@ -98,8 +98,7 @@ pub fn parse_java_properties(text: &str) -> BTreeMap<String, String> {
         let sep = entry
             .char_indices()
             .find(|&(i, c)| {
-                (c == '=' || c == ':' || c.is_whitespace())
-                    && !entry[..i].ends_with('\\')
+                (c == '=' || c == ':' || c.is_whitespace()) && !entry[..i].ends_with('\\')
             })
             .map(|(i, _)| i);
         let (k, v) = match sep {
@@ -138,15 +137,34 @@ fn unescape(s: &str) -> String {
 
 /// Java client keys with no librdkafka equivalent, and what to use instead.
 const UNSUPPORTED: &[(&str, &str)] = &[
-    ("ssl.truststore.location", "convert the trust store to a PEM file and set ssl.ca.location"),
-    ("ssl.truststore.password", "convert the trust store to a PEM file and set ssl.ca.location"),
-    ("ssl.truststore.type", "convert the trust store to a PEM file and set ssl.ca.location"),
-    ("sasl.login.callback.handler.class", "use -X sasl.oauthbearer.* properties (librdkafka's OIDC support)"),
-    ("sasl.client.callback.handler.class", "use librdkafka's sasl.* properties"),
+    (
+        "ssl.truststore.location",
+        "convert the trust store to a PEM file and set ssl.ca.location",
+    ),
+    (
+        "ssl.truststore.password",
+        "convert the trust store to a PEM file and set ssl.ca.location",
+    ),
+    (
+        "ssl.truststore.type",
+        "convert the trust store to a PEM file and set ssl.ca.location",
+    ),
+    (
+        "sasl.login.callback.handler.class",
+        "use -X sasl.oauthbearer.* properties (librdkafka's OIDC support)",
+    ),
+    (
+        "sasl.client.callback.handler.class",
+        "use librdkafka's sasl.* properties",
+    ),
 ];
 
 /// Java keys that librdkafka does not know but that are harmless to drop.
-const IGNORED: &[&str] = &["key.deserializer", "value.deserializer", "exclude.internal.topics"];
+const IGNORED: &[&str] = &[
+    "key.deserializer",
+    "value.deserializer",
+    "exclude.internal.topics",
+];
 
 fn translate_java(raw: BTreeMap<String, String>) -> std::result::Result<ClientProperties, String> {
     let mut props = ClientProperties::new();
@@ -225,7 +243,10 @@ mod tests {
         assert_eq!(p.get("sasl.mechanisms"), Some("SCRAM-SHA-512"));
         assert_eq!(p.get("sasl.username"), Some("alice"));
         assert_eq!(p.get("sasl.password"), Some("s3cr=t"));
-        assert!(!format!("{p:?}").contains("s3cr=t"), "Debug must hide secrets");
+        assert!(
+            !format!("{p:?}").contains("s3cr=t"),
+            "Debug must hide secrets"
+        );
     }
 
     #[test]

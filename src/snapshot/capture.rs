@@ -107,7 +107,10 @@ async fn find_connectors(
                     ),
                 });
             }
-            warnings.push(format!("connector {name} not found on {}; skipped", urls.join(", ")));
+            warnings.push(format!(
+                "connector {name} not found on {}; skipped",
+                urls.join(", ")
+            ));
         }
     }
     Ok(found)
@@ -127,8 +130,7 @@ async fn snapshot_connector(
         .clone()
         .or(status.connector_type.clone())
         .unwrap_or_else(|| "unknown".into());
-    let group_id =
-        (connector_type == "sink").then(|| sink_group_id(&info.name, &info.config));
+    let group_id = (connector_type == "sink").then(|| sink_group_id(&info.name, &info.config));
     let mut config = info.config;
     let redacted_keys = if include_secrets {
         Vec::new()
@@ -253,8 +255,8 @@ pub async fn capture(
     for (group_id, connector) in &wanted {
         let committed = offsets.get(group_id).cloned().unwrap_or_default();
         let desc = described.get(group_id);
-        let exists = !committed.is_empty()
-            || desc.is_some_and(|d| d.error.is_none() && d.state != "Dead");
+        let exists =
+            !committed.is_empty() || desc.is_some_and(|d| d.error.is_none() && d.state != "Dead");
         if !exists {
             let named = selection.groups.contains(group_id);
             if named && !selection.allow_missing {
@@ -301,7 +303,9 @@ pub async fn capture(
             .collect();
         groups.push(GroupSnapshot {
             group_id: group_id.clone(),
-            state: desc.map(|d| d.state.clone()).unwrap_or_else(|| "Unknown".into()),
+            state: desc
+                .map(|d| d.state.clone())
+                .unwrap_or_else(|| "Unknown".into()),
             protocol_type: match desc {
                 Some(d) if d.is_simple => String::new(),
                 _ => "consumer".into(),
@@ -394,7 +398,9 @@ async fn fill_partition_state(
         })
         .map(|p| ((p.topic.clone(), p.partition), p.offset))
         .collect();
-    let stamps = kafka.last_record_timestamps(positions.into_iter().collect()).await?;
+    let stamps = kafka
+        .last_record_timestamps(positions.into_iter().collect())
+        .await?;
     for p in groups.iter_mut().flat_map(|g| g.partitions.iter_mut()) {
         p.last_record_timestamp = stamps
             .get(&((p.topic.clone(), p.partition), p.offset))

@@ -250,7 +250,11 @@ mod tests {
     fn id_sorts_by_time_and_parses_back() {
         let mut m = manifest();
         m.assign_id();
-        assert!(m.meta.id.starts_with("20261201T093005.042Z-"), "{}", m.meta.id);
+        assert!(
+            m.meta.id.starts_with("20261201T093005.042Z-"),
+            "{}",
+            m.meta.id
+        );
         let (t, digest) = parse_id(&m.meta.id).unwrap();
         assert_eq!(t, m.meta.created_at);
         assert_eq!(digest.len(), 16);
@@ -267,7 +271,11 @@ mod tests {
         let id = m.meta.id.clone();
         m.files[0].size = 99;
         m.files[0].sha256 = "ff".into();
-        assert_eq!(m.expected_id(), id, "file hashes are filled in after the id");
+        assert_eq!(
+            m.expected_id(),
+            id,
+            "file hashes are filled in after the id"
+        );
         m.meta.tags.insert("deploy".into(), "9999".into());
         assert_ne!(m.expected_id(), id, "an edited tag must change the id");
         let mut m2 = manifest();

@@ -33,7 +33,7 @@ const NOT_SECRET_KEYS: &[&str] = &["key", "message.key", "record.key"];
 pub fn is_secret_key(key: &str) -> bool {
     let lower = key.to_ascii_lowercase();
     let parts: Vec<&str> = lower
-        .split(|c: char| c == '.' || c == '_' || c == '-')
+        .split(['.', '_', '-'])
         .filter(|p| !p.is_empty())
         .collect();
     if parts.iter().any(|p| SECRET_PARTS.contains(p)) {

@@ -57,7 +57,11 @@ fn folder_of(manifest: &Manifest) -> String {
 
 /// Writes the files, then the manifest with their sizes and SHA-256. Returns the final manifest.
 /// `files` must be in the order of `manifest.files`.
-pub async fn write(store: &Store, mut manifest: Manifest, files: Vec<(String, Vec<u8>)>) -> Result<Manifest> {
+pub async fn write(
+    store: &Store,
+    mut manifest: Manifest,
+    files: Vec<(String, Vec<u8>)>,
+) -> Result<Manifest> {
     let folder = folder_of(&manifest);
     let mut entries = Vec::new();
     for (name, bytes) in files {
@@ -66,7 +70,9 @@ pub async fn write(store: &Store, mut manifest: Manifest, files: Vec<(String, Ve
             size: bytes.len() as u64,
             sha256: sha256_hex(&bytes),
         });
-        store.put_new(&format!("{folder}/{name}"), Bytes::from(bytes)).await?;
+        store
+            .put_new(&format!("{folder}/{name}"), Bytes::from(bytes))
+            .await?;
     }
     let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
     let sealed: Vec<&str> = manifest.files.iter().map(|e| e.name.as_str()).collect();
@@ -77,7 +83,10 @@ pub async fn write(store: &Store, mut manifest: Manifest, files: Vec<(String, Ve
     }
     manifest.files = entries;
     store
-        .put_new(&format!("{folder}/{MANIFEST_FILE}"), Bytes::from(manifest.to_bytes()))
+        .put_new(
+            &format!("{folder}/{MANIFEST_FILE}"),
+            Bytes::from(manifest.to_bytes()),
+        )
         .await?;
     Ok(manifest)
 }
@@ -179,16 +188,16 @@ pub async fn resolve(store: &Store, prefix: &str) -> Result<Manifest> {
         [] => Err(Error::NotFound {
             what: "snapshot",
             name: prefix.to_string(),
-            hint: format!(" in {}; `offset-vault list` shows the snapshots there", store.url()),
+            hint: format!(
+                " in {}; `offset-vault list` shows the snapshots there",
+                store.url()
+            ),
         }),
         [one] => match &one.manifest {
             Some(m) => Ok(m.clone()),
             None => Err(Error::Integrity {
                 id: one.id.clone(),
-                problems: vec![one
-                    .problem
-                    .clone()
-                    .unwrap_or_else(|| "incomplete".into())],
+                problems: vec![one.problem.clone().unwrap_or_else(|| "incomplete".into())],
             }),
         },
         many => Err(Error::usage(format!(
@@ -211,7 +220,7 @@ pub async fn newest_before(
 ) -> Result<Option<Manifest>> {
     let mut folders: Vec<String> = store.folders(SNAPSHOTS).await?;
     folders.sort_unstable_by(|a, b| b.cmp(a));
-    let last_day = time.map(|t| date_folder(t));
+    let last_day = time.map(date_folder);
     for folder in folders {
         if last_day.as_ref().is_some_and(|d| folder > *d) {
             continue;
@@ -239,7 +248,10 @@ pub async fn check(store: &Store, manifest: &Manifest) -> (Option<SnapshotConten
         ));
     }
     if parse_id(id).map(|(t, _)| t) != Some(manifest.meta.created_at) {
-        problems.push(format!("id {id} does not match created_at {}", manifest.meta.created_at));
+        problems.push(format!(
+            "id {id} does not match created_at {}",
+            manifest.meta.created_at
+        ));
     }
     let folder = &folder_of(manifest);
     let fetched: Vec<(&FileEntry, Result<Bytes>)> = stream::iter(&manifest.files)
@@ -298,8 +310,12 @@ fn decode(
         path: format!("{folder}/{name}"),
         detail: "not listed in the manifest".into(),
     };
-    let offsets = files.get(offsets_name).ok_or_else(|| missing(offsets_name))?;
-    let connectors = files.get(CONNECTORS_FILE).ok_or_else(|| missing(CONNECTORS_FILE))?;
+    let offsets = files
+        .get(offsets_name)
+        .ok_or_else(|| missing(offsets_name))?;
+    let connectors = files
+        .get(CONNECTORS_FILE)
+        .ok_or_else(|| missing(CONNECTORS_FILE))?;
     let (meta, groups) = format::decode_offsets(
         manifest.format,
         &format!("{folder}/{offsets_name}"),

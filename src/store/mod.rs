@@ -11,12 +11,12 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::TryStreamExt;
-use object_store::aws::AmazonS3Builder;
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::local::LocalFileSystem;
 use object_store::path::Path;
 use object_store::prefix::PrefixStore;
 use object_store::{
-    ClientOptions, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, RetryConfig,
+    ClientConfigKey, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, RetryConfig,
 };
 
 use crate::error::{Error, Result};
@@ -54,7 +54,10 @@ impl Store {
         }
         if let Some(root) = local_root(url) {
             std::fs::create_dir_all(&root).map_err(|e| {
-                Error::store(url, format!("cannot create directory {}: {e}", root.display()))
+                Error::store(
+                    url,
+                    format!("cannot create directory {}: {e}", root.display()),
+                )
             })?;
             let root = root
                 .canonicalize()
@@ -78,19 +81,28 @@ impl Store {
             retry_timeout: timeout,
             ..Default::default()
         };
-        let client = ClientOptions::new()
-            .with_timeout(timeout)
-            .with_connect_timeout(timeout);
+        let timeout_text = format!("{}ms", timeout.as_millis());
         let prefix = Path::from(parsed.path().trim_matches('/'));
         let inner: Arc<dyn ObjectStore> = if parsed.scheme() == "s3" {
+            // Timeouts as config keys: `with_client_options` would drop what from_env read.
             let mut builder = AmazonS3Builder::from_env()
                 .with_bucket_name(parsed.host_str().unwrap_or_default())
                 .with_retry(retry)
-                .with_client_options(client);
+                .with_config(
+                    AmazonS3ConfigKey::Client(ClientConfigKey::Timeout),
+                    &timeout_text,
+                )
+                .with_config(
+                    AmazonS3ConfigKey::Client(ClientConfigKey::ConnectTimeout),
+                    &timeout_text,
+                );
             let endpoint = std::env::var("AWS_ENDPOINT_URL_S3")
                 .or_else(|_| std::env::var("AWS_ENDPOINT_URL"))
                 .ok();
-            if endpoint.as_deref().is_some_and(|e| e.starts_with("http://")) {
+            if endpoint
+                .as_deref()
+                .is_some_and(|e| e.starts_with("http://"))
+            {
                 builder = builder.with_allow_http(true);
             }
             if std::env::var("AWS_REGION").is_err() && std::env::var("AWS_DEFAULT_REGION").is_err()
@@ -107,6 +119,10 @@ impl Store {
                         .any(|p| k.starts_with(p))
                 })
                 .map(|(k, v)| (k.to_ascii_lowercase(), v))
+                .chain([
+                    ("timeout".to_string(), timeout_text.clone()),
+                    ("connect_timeout".to_string(), timeout_text.clone()),
+                ])
                 .collect();
             let (store, path) =
                 object_store::parse_url_opts(&parsed, env).map_err(|e| Error::store(url, e))?;
