@@ -9,12 +9,14 @@
 //! - [`snapshot`]: the data model, ids, manifests, redaction, capture, and snapshot storage.
 //! - [`format`]: JSON and Parquet encodings.
 //! - [`store`]: `object_store` backends picked by URL, create-only writes.
+//! - [`restore`]: snapshot choice, the plan (pure), and its verified application.
 
 pub mod cli;
 pub mod connect;
 pub mod error;
 pub mod format;
 pub mod kafka;
+pub mod restore;
 pub mod snapshot;
 pub mod store;
 pub mod timeutil;

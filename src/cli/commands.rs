@@ -20,7 +20,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Show(args) => cmd_show(&cli, args).await,
         Command::Verify(args) => cmd_verify(&cli, args).await,
         Command::Diff(_) => not_yet("diff"),
-        Command::Restore(_) => not_yet("restore"),
+        Command::Restore(args) => super::restore::cmd_restore(&cli, args).await,
         Command::Prune(_) => not_yet("prune"),
         Command::Export(_) => not_yet("export"),
         Command::Import(_) => not_yet("import"),
@@ -33,7 +33,7 @@ fn not_yet(name: &str) -> Result<i32> {
     )))
 }
 
-fn open_store(cli: &Cli) -> Result<Store> {
+pub(super) fn open_store(cli: &Cli) -> Result<Store> {
     Store::open(cli.global.store_url()?, cli.global.timeout)
 }
 

@@ -2,6 +2,7 @@
 
 mod commands;
 mod output;
+mod restore;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -131,8 +132,9 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Compare two snapshots, or a snapshot with the live offsets (not implemented yet).
     Diff(UnimplementedArgs),
-    /// Restore offsets from a snapshot as a verified offset reset (not implemented yet).
-    Restore(UnimplementedArgs),
+    /// Plan, and with --execute apply, a verified offset reset back to a snapshot.
+    #[command(after_long_help = RESTORE_EXAMPLES)]
+    Restore(RestoreArgs),
     /// Delete old snapshots by a retention policy (not implemented yet).
     Prune(UnimplementedArgs),
     /// Export a snapshot as kafka-consumer-groups CSV (not implemented yet).
@@ -168,6 +170,22 @@ const VERIFY_EXAMPLES: &str = "\
 Examples:
   offset-vault verify 20261201T0930
   offset-vault verify --all               # every snapshot, incomplete ones included";
+
+const RESTORE_EXAMPLES: &str = "\
+Examples:
+  # The plan only (a dry run): what would change, per partition
+  offset-vault restore --connector orders-sink --before 2026-12-01T10:00:00Z
+
+  # Apply it: stop the connector, take an undo snapshot, reset, verify, resume
+  offset-vault restore --connector orders-sink --before 2026-12-01T10:00:00Z \\
+      --stop-connectors --execute
+
+  # One group, one topic, from a given snapshot; clamp targets the log no longer holds
+  offset-vault restore 20261201T0930 --group billing --topic invoices \\
+      --on-out-of-range clamp --execute
+
+  # Onto a recreated topic or another cluster: translate offsets by record time
+  offset-vault restore --latest --group billing --by-timestamp --allow-other-cluster";
 
 /// Which groups and connectors to capture.
 #[derive(Debug, Args, Clone, Default)]
@@ -250,6 +268,61 @@ pub struct VerifyArgs {
     /// Verify every snapshot in the store.
     #[arg(long)]
     pub all: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    /// Snapshot id, or a unique prefix of one.
+    #[arg(required_unless_present_any = ["latest", "before"], conflicts_with_all = ["latest", "before"])]
+    pub id: Option<String>,
+    /// Use the newest complete snapshot that holds the selected groups and connectors.
+    #[arg(long, conflicts_with = "before")]
+    pub latest: bool,
+    /// Use the newest complete snapshot created at or before TIME (RFC 3339, a date, or a
+    /// duration such as 2h meaning two hours ago).
+    #[arg(long, value_name = "TIME")]
+    pub before: Option<String>,
+    /// Restore only this group (repeatable). Default: everything in the snapshot.
+    #[arg(long = "group", value_name = "GROUP")]
+    pub groups: Vec<String>,
+    /// Restore this connector (repeatable): its sink group, or its source offsets.
+    #[arg(long = "connector", value_name = "NAME")]
+    pub connectors: Vec<String>,
+    /// Only partitions of this topic (repeatable).
+    #[arg(long = "topic", value_name = "TOPIC")]
+    pub topics: Vec<String>,
+    /// Only this partition number (repeatable).
+    #[arg(long = "partition", value_name = "N")]
+    pub partitions: Vec<i32>,
+    /// Apply the plan. Without it, the plan is printed and nothing changes.
+    #[arg(long)]
+    pub execute: bool,
+    /// What to do with a target outside the live [log-start, log-end] range.
+    #[arg(long, value_enum, default_value_t)]
+    pub on_out_of_range: crate::restore::OutOfRange,
+    /// Leave out partitions whose topic or partition no longer exists instead of failing.
+    #[arg(long)]
+    pub skip_missing: bool,
+    /// Stop connectors whose offsets change (PUT /connectors/NAME/stop), and return them to
+    /// their earlier state afterwards, also when the restore fails.
+    #[arg(long)]
+    pub stop_connectors: bool,
+    /// Restore even though the snapshot was taken on another Kafka cluster.
+    #[arg(long)]
+    pub allow_other_cluster: bool,
+    /// Translate targets by the recorded last-record timestamps (snapshots taken with
+    /// --with-timestamps), for a recreated topic or another cluster.
+    #[arg(long)]
+    pub by_timestamp: bool,
+    /// Do not take an undo snapshot before changing offsets.
+    #[arg(long)]
+    pub no_undo: bool,
+    /// Also write the plan as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub plan_file: Option<PathBuf>,
+    /// Bound on waiting for a connector to stop and its group to empty.
+    #[arg(long, default_value = "2m", value_parser = parse_duration)]
+    pub wait_timeout: Duration,
 }
 
 #[derive(Debug, Args)]

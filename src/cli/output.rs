@@ -13,14 +13,14 @@ pub fn print_json(value: &Value) {
     );
 }
 
-fn table(headers: &[&str]) -> Table {
+pub(super) fn table(headers: &[&str]) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_BORDERS_ONLY);
     t.set_header(headers.iter().map(Cell::new));
     t
 }
 
-fn right(table: &mut Table, columns: &[usize]) {
+pub(super) fn right(table: &mut Table, columns: &[usize]) {
     for &c in columns {
         if let Some(col) = table.column_mut(c) {
             col.set_cell_alignment(CellAlignment::Right);

@@ -1,0 +1,530 @@
+//! The restore plan: a pure function from the snapshot's targets and the live state to what would
+//! change, per partition, with the reasons a plan cannot be applied. Printing it is the dry run.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::kafka::{TopicPartition, Watermarks};
+use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot, Member};
+
+/// What to do with a target outside the live [log-start, log-end] range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum OutOfRange {
+    /// The plan fails (nothing is changed).
+    #[default]
+    Fail,
+    /// Move the target to the nearest end of the live range, and say so in the plan.
+    Clamp,
+}
+
+/// Options that shape a plan.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PlanOptions {
+    pub on_out_of_range: OutOfRange,
+    /// Leave partitions of topics that no longer exist out instead of failing the plan.
+    pub skip_missing: bool,
+    /// Connectors may be stopped (and resumed) by the restore.
+    pub stop_connectors: bool,
+}
+
+/// The per-partition action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Action {
+    /// Commit the target offset.
+    Reset,
+    /// The current offset already equals the target; it is committed again, unchanged.
+    NoChange,
+    /// The target was out of range and is clamped into it (`--on-out-of-range clamp`).
+    Clamped,
+    /// The target is out of range: the plan fails.
+    OutOfRange,
+    /// The topic no longer exists: the plan fails unless `--skip-missing`.
+    TopicMissing,
+    /// The partition no longer exists: the plan fails unless `--skip-missing`.
+    PartitionMissing,
+    /// Missing, and left out because of `--skip-missing`.
+    Skipped,
+    /// The group has an offset here now that the snapshot lacks; it is left as it is.
+    NotInSnapshot,
+}
+
+impl Action {
+    /// Does this partition get an offset commit?
+    pub fn commits(self) -> bool {
+        matches!(self, Action::Reset | Action::NoChange | Action::Clamped)
+    }
+
+    /// Does this partition make the plan not applicable?
+    pub fn fails(self) -> bool {
+        matches!(
+            self,
+            Action::OutOfRange | Action::TopicMissing | Action::PartitionMissing
+        )
+    }
+}
+
+/// One partition of one group.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionPlan {
+    pub topic: String,
+    pub partition: i32,
+    /// The group's committed offset now.
+    pub current: Option<i64>,
+    /// The offset in the snapshot.
+    pub snapshot_offset: Option<i64>,
+    /// The offset that will be committed.
+    pub target: Option<i64>,
+    pub log_start: Option<i64>,
+    pub log_end: Option<i64>,
+    /// Records that will be processed again (moving back).
+    pub reprocess: i64,
+    /// Records that will be skipped (moving forward).
+    pub skip: i64,
+    pub action: Action,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Carried over from the snapshot when the target is the snapshot offset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leader_epoch: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<String>,
+}
+
+/// One group.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupPlan {
+    pub group_id: String,
+    /// The group's state now.
+    pub state: String,
+    pub members: Vec<Member>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connector: Option<String>,
+    /// Why the group's offsets cannot be changed now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked: Option<String>,
+    pub partitions: Vec<PartitionPlan>,
+}
+
+/// One source-partition of a connector, restored through the Connect REST API.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SourceOffsetPlan {
+    pub partition: Value,
+    pub current: Option<Value>,
+    pub target: Value,
+    pub changes: bool,
+}
+
+/// One connector.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConnectorPlan {
+    pub name: String,
+    pub connect_url: String,
+    pub connector_type: String,
+    /// State now (RUNNING, PAUSED, STOPPED, ...), or `None` if it does not exist.
+    pub state: Option<String>,
+    /// The restore stops it first and returns it to `state` afterwards.
+    pub stop_and_resume: bool,
+    /// How its offsets are restored: `group` (its consumer group, through Kafka) or `rest`
+    /// (`PATCH /connectors/{name}/offsets`).
+    pub method: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_id: Option<String>,
+    pub offsets: Vec<SourceOffsetPlan>,
+    /// Live source-partitions the snapshot lacks; left as they are.
+    pub not_in_snapshot: Vec<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked: Option<String>,
+    /// Why this connector cannot be restored at all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}
+
+/// Totals for the summary line.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanSummary {
+    pub groups: usize,
+    pub partitions: usize,
+    pub changes: usize,
+    pub reprocess: i64,
+    pub skip: i64,
+    pub failing: usize,
+    pub blocked: usize,
+    pub connectors: usize,
+}
+
+/// The whole plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub snapshot_id: String,
+    pub groups: Vec<GroupPlan>,
+    pub connectors: Vec<ConnectorPlan>,
+    pub summary: PlanSummary,
+    /// No partition fails and no connector has a problem.
+    pub applicable: bool,
+    /// Some group or connector blocks the restore as things stand.
+    pub blocked: bool,
+    /// The reasons, one line each.
+    pub problems: Vec<String>,
+}
+
+/// A group as it is now.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LiveGroup {
+    pub state: String,
+    pub members: Vec<Member>,
+    pub offsets: BTreeMap<TopicPartition, i64>,
+}
+
+/// A connector as it is now.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveConnector {
+    pub connect_url: String,
+    pub state: String,
+    pub offsets: Option<Vec<Value>>,
+}
+
+/// The live state the plan is computed against.
+#[derive(Debug, Clone, Default)]
+pub struct LiveView {
+    pub groups: BTreeMap<String, LiveGroup>,
+    /// Partition count per existing topic.
+    pub topics: BTreeMap<String, i32>,
+    pub watermarks: BTreeMap<TopicPartition, Watermarks>,
+    /// Per (group, partition): the target translated by time, with a note.
+    pub translated: BTreeMap<(String, TopicPartition), (i64, String)>,
+    /// `None` for a connector that does not exist now.
+    pub connectors: BTreeMap<String, Option<LiveConnector>>,
+}
+
+/// Groups that may change offsets: Empty, or Dead (no group state at all any more).
+pub fn is_inactive(state: &str) -> bool {
+    matches!(state, "Empty" | "Dead" | "")
+}
+
+fn plan_partition(
+    group: &str,
+    target_in: &crate::snapshot::model::PartitionOffset,
+    live: &LiveView,
+    current: Option<i64>,
+    opts: &PlanOptions,
+) -> PartitionPlan {
+    let tp = (target_in.topic.clone(), target_in.partition);
+    let marks = live.watermarks.get(&tp).copied().unwrap_or_default();
+    let mut p = PartitionPlan {
+        topic: tp.0.clone(),
+        partition: tp.1,
+        current,
+        snapshot_offset: Some(target_in.offset),
+        target: Some(target_in.offset),
+        log_start: marks.log_start,
+        log_end: marks.log_end,
+        reprocess: 0,
+        skip: 0,
+        action: Action::Reset,
+        note: None,
+        leader_epoch: target_in.leader_epoch,
+        metadata: target_in.metadata.clone(),
+    };
+    let missing = match live.topics.get(&tp.0) {
+        None => Some((Action::TopicMissing, "topic no longer exists")),
+        Some(&n) if tp.1 >= n => Some((Action::PartitionMissing, "partition no longer exists")),
+        _ => None,
+    };
+    if let Some((action, why)) = missing {
+        p.target = None;
+        p.leader_epoch = None;
+        p.action = if opts.skip_missing {
+            Action::Skipped
+        } else {
+            action
+        };
+        p.note = Some(why.to_string());
+        return p;
+    }
+    if let Some((translated, note)) = live.translated.get(&(group.to_string(), tp.clone())) {
+        p.target = Some(*translated);
+        p.note = Some(note.clone());
+        // The epoch belongs to the old offset on the old log.
+        p.leader_epoch = None;
+    }
+    let mut target = p.target.expect("set above");
+    let below = marks.log_start.filter(|s| target < *s);
+    let above = marks.log_end.filter(|e| target > *e);
+    if let Some(bound) = below.or(above) {
+        let side = if below.is_some() {
+            "before log-start"
+        } else {
+            "after log-end"
+        };
+        match opts.on_out_of_range {
+            OutOfRange::Fail => {
+                p.action = Action::OutOfRange;
+                p.note = Some(format!(
+                    "target {target} is {side} {bound}; pass --on-out-of-range clamp to use {bound}"
+                ));
+                return p;
+            }
+            OutOfRange::Clamp => {
+                p.note = Some(format!("target {target} was {side}; clamped to {bound}"));
+                target = bound;
+                p.target = Some(bound);
+                p.leader_epoch = None;
+                p.action = Action::Clamped;
+            }
+        }
+    }
+    if let Some(cur) = current {
+        p.reprocess = (cur - target).max(0);
+        p.skip = (target - cur).max(0);
+        if cur == target && p.action == Action::Reset {
+            p.action = Action::NoChange;
+        }
+    }
+    p
+}
+
+fn describe_members(members: &[Member]) -> String {
+    let shown: Vec<String> = members
+        .iter()
+        .take(5)
+        .map(|m| format!("{} on {}", m.client_id, m.host.trim_start_matches('/')))
+        .collect();
+    let more = members.len().saturating_sub(5);
+    if more > 0 {
+        format!("{} and {more} more", shown.join(", "))
+    } else {
+        shown.join(", ")
+    }
+}
+
+/// Builds the plan for the (already filtered) snapshot groups and connectors.
+pub fn build(
+    snapshot_id: &str,
+    groups: &[GroupSnapshot],
+    connectors: &[ConnectorSnapshot],
+    live: &LiveView,
+    opts: &PlanOptions,
+) -> Plan {
+    let mut problems = Vec::new();
+    let connector_plans: Vec<ConnectorPlan> = connectors
+        .iter()
+        .map(|c| plan_connector(c, live, opts))
+        .collect();
+    // Connectors whose restore stops them (or that are stopped already) own their group's safety.
+    let handled: BTreeSet<&str> = connector_plans
+        .iter()
+        .filter(|c| c.problem.is_none() && c.blocked.is_none())
+        .map(|c| c.name.as_str())
+        .collect();
+
+    let mut group_plans = Vec::new();
+    for g in groups {
+        let lg = live.groups.get(&g.group_id).cloned().unwrap_or_default();
+        let mut partitions: Vec<PartitionPlan> = g
+            .partitions
+            .iter()
+            .map(|t| {
+                let current = lg.offsets.get(&(t.topic.clone(), t.partition)).copied();
+                plan_partition(&g.group_id, t, live, current, opts)
+            })
+            .collect();
+        let in_snapshot: BTreeSet<TopicPartition> = g
+            .partitions
+            .iter()
+            .map(|p| (p.topic.clone(), p.partition))
+            .collect();
+        for ((topic, partition), offset) in &lg.offsets {
+            if !in_snapshot.contains(&(topic.clone(), *partition)) {
+                partitions.push(PartitionPlan {
+                    topic: topic.clone(),
+                    partition: *partition,
+                    current: Some(*offset),
+                    snapshot_offset: None,
+                    target: None,
+                    log_start: None,
+                    log_end: None,
+                    reprocess: 0,
+                    skip: 0,
+                    action: Action::NotInSnapshot,
+                    note: Some("not in the snapshot; left as it is".into()),
+                    leader_epoch: None,
+                    metadata: None,
+                });
+            }
+        }
+        partitions.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+        let state = if lg.state.is_empty() {
+            "Dead".to_string()
+        } else {
+            lg.state.clone()
+        };
+        let owned_by_handled = g.connector.as_deref().is_some_and(|c| handled.contains(c));
+        let blocked = if is_inactive(&state) || owned_by_handled {
+            None
+        } else {
+            let who = describe_members(&lg.members);
+            Some(match &g.connector {
+                Some(c) => format!(
+                    "group {} is {state} with {} member(s) ({who}); it belongs to connector {c}: add --connector {c} --stop-connectors to stop it during the restore, or stop it first (PUT /connectors/{c}/stop)",
+                    g.group_id,
+                    lg.members.len()
+                ),
+                None => format!(
+                    "group {} is {state} with {} member(s) ({who}); stop those consumers and wait until the group is Empty, then run the restore again",
+                    g.group_id,
+                    lg.members.len()
+                ),
+            })
+        };
+        for p in partitions.iter().filter(|p| p.action.fails()) {
+            problems.push(format!(
+                "{} {}[{}]: {}",
+                g.group_id,
+                p.topic,
+                p.partition,
+                p.note.clone().unwrap_or_default()
+            ));
+        }
+        if let Some(b) = &blocked {
+            problems.push(b.clone());
+        }
+        group_plans.push(GroupPlan {
+            group_id: g.group_id.clone(),
+            state,
+            members: lg.members.clone(),
+            connector: g.connector.clone(),
+            blocked,
+            partitions,
+        });
+    }
+    for c in &connector_plans {
+        problems.extend(
+            c.problem
+                .iter()
+                .map(|p| format!("connector {}: {p}", c.name)),
+        );
+        problems.extend(c.blocked.iter().cloned());
+    }
+
+    let all_parts = group_plans.iter().flat_map(|g| &g.partitions);
+    let summary = PlanSummary {
+        groups: group_plans.len(),
+        partitions: all_parts.clone().count(),
+        changes: all_parts
+            .clone()
+            .filter(|p| matches!(p.action, Action::Reset | Action::Clamped))
+            .count(),
+        reprocess: all_parts
+            .clone()
+            .filter(|p| p.action.commits())
+            .map(|p| p.reprocess)
+            .sum(),
+        skip: all_parts
+            .clone()
+            .filter(|p| p.action.commits())
+            .map(|p| p.skip)
+            .sum(),
+        failing: all_parts.filter(|p| p.action.fails()).count(),
+        blocked: group_plans.iter().filter(|g| g.blocked.is_some()).count()
+            + connector_plans
+                .iter()
+                .filter(|c| c.blocked.is_some())
+                .count(),
+        connectors: connector_plans.len(),
+    };
+    Plan {
+        snapshot_id: snapshot_id.to_string(),
+        applicable: summary.failing == 0 && connector_plans.iter().all(|c| c.problem.is_none()),
+        blocked: summary.blocked > 0,
+        groups: group_plans,
+        connectors: connector_plans,
+        summary,
+        problems,
+    }
+}
+
+fn plan_connector(c: &ConnectorSnapshot, live: &LiveView, opts: &PlanOptions) -> ConnectorPlan {
+    let now = live.connectors.get(&c.name).cloned().flatten();
+    let mut plan = ConnectorPlan {
+        name: c.name.clone(),
+        connect_url: now
+            .as_ref()
+            .map(|n| n.connect_url.clone())
+            .unwrap_or_else(|| c.connect_url.clone()),
+        connector_type: c.connector_type.clone(),
+        state: now.as_ref().map(|n| n.state.clone()),
+        stop_and_resume: false,
+        method: if c.connector_type == "sink" {
+            "group"
+        } else {
+            "rest"
+        }
+        .into(),
+        group_id: c.group_id.clone(),
+        offsets: Vec::new(),
+        not_in_snapshot: Vec::new(),
+        blocked: None,
+        problem: None,
+    };
+    let Some(now) = now else {
+        plan.problem = Some(format!(
+            "it does not exist on {} now; create it again (with its config from the snapshot) and stop it, then restore",
+            c.connect_url
+        ));
+        return plan;
+    };
+    if plan.method == "rest" {
+        match &c.offsets {
+            None => {
+                plan.problem = Some(format!(
+                    "the snapshot holds no offsets for it ({})",
+                    c.offsets_unavailable.as_deref().unwrap_or("not captured")
+                ));
+            }
+            Some(targets) => {
+                let current: Vec<(Value, Value)> = now
+                    .offsets
+                    .iter()
+                    .flatten()
+                    .map(|o| (o["partition"].clone(), o["offset"].clone()))
+                    .collect();
+                for t in targets {
+                    let cur = current
+                        .iter()
+                        .find(|(p, _)| *p == t["partition"])
+                        .map(|(_, o)| o.clone());
+                    plan.offsets.push(SourceOffsetPlan {
+                        partition: t["partition"].clone(),
+                        changes: cur.as_ref() != Some(&t["offset"]),
+                        current: cur,
+                        target: t["offset"].clone(),
+                    });
+                }
+                plan.not_in_snapshot = current
+                    .iter()
+                    .filter(|(p, _)| !targets.iter().any(|t| t["partition"] == *p))
+                    .map(|(p, _)| p.clone())
+                    .collect();
+            }
+        }
+    }
+    if now.state != "STOPPED" {
+        if opts.stop_connectors {
+            plan.stop_and_resume = true;
+        } else {
+            plan.blocked = Some(format!(
+                "connector {} is {}: its offsets can change only while it is STOPPED; pass --stop-connectors to stop it and return it to {} afterwards",
+                c.name, now.state, now.state
+            ));
+        }
+    }
+    plan
+}
+
+#[cfg(test)]
+#[path = "plan_tests.rs"]
+mod tests;

@@ -1,0 +1,370 @@
+//! Table-driven tests of the plan computation.
+
+use super::*;
+use crate::snapshot::model::PartitionOffset;
+use serde_json::json;
+
+fn target(topic: &str, partition: i32, offset: i64) -> PartitionOffset {
+    PartitionOffset {
+        topic: topic.into(),
+        partition,
+        offset,
+        leader_epoch: Some(3),
+        metadata: Some("m".into()),
+        log_start_offset: None,
+        log_end_offset: None,
+        lag: None,
+        last_record_timestamp: None,
+    }
+}
+
+fn group(id: &str, parts: Vec<PartitionOffset>) -> GroupSnapshot {
+    GroupSnapshot {
+        group_id: id.into(),
+        state: "Empty".into(),
+        protocol_type: "consumer".into(),
+        group_type: "classic".into(),
+        members: vec![],
+        connector: None,
+        partitions: parts,
+    }
+}
+
+/// A live view with topic `t` of 2 partitions, range [10, 100] each, and group `g` at `current`.
+fn live(state: &str, current: &[(i32, i64)]) -> LiveView {
+    let mut v = LiveView::default();
+    v.topics.insert("t".into(), 2);
+    for p in 0..2 {
+        v.watermarks.insert(
+            ("t".into(), p),
+            Watermarks {
+                log_start: Some(10),
+                log_end: Some(100),
+            },
+        );
+    }
+    v.groups.insert(
+        "g".into(),
+        LiveGroup {
+            state: state.into(),
+            members: if state == "Stable" {
+                vec![Member {
+                    member_id: "m1".into(),
+                    client_id: "billing".into(),
+                    host: "/10.0.0.7".into(),
+                }]
+            } else {
+                vec![]
+            },
+            offsets: current
+                .iter()
+                .map(|(p, o)| (("t".into(), *p), *o))
+                .collect(),
+        },
+    );
+    v
+}
+
+struct Case {
+    name: &'static str,
+    current: Option<i64>,
+    target: i64,
+    policy: OutOfRange,
+    action: Action,
+    committed: Option<i64>,
+    reprocess: i64,
+    skip: i64,
+}
+
+#[test]
+fn partition_cases() {
+    let cases = [
+        Case {
+            name: "no current offset",
+            current: None,
+            target: 40,
+            policy: OutOfRange::Fail,
+            action: Action::Reset,
+            committed: Some(40),
+            reprocess: 0,
+            skip: 0,
+        },
+        Case {
+            name: "moved back",
+            current: Some(70),
+            target: 40,
+            policy: OutOfRange::Fail,
+            action: Action::Reset,
+            committed: Some(40),
+            reprocess: 30,
+            skip: 0,
+        },
+        Case {
+            name: "moved forward",
+            current: Some(20),
+            target: 40,
+            policy: OutOfRange::Fail,
+            action: Action::Reset,
+            committed: Some(40),
+            reprocess: 0,
+            skip: 20,
+        },
+        Case {
+            name: "unchanged",
+            current: Some(40),
+            target: 40,
+            policy: OutOfRange::Fail,
+            action: Action::NoChange,
+            committed: Some(40),
+            reprocess: 0,
+            skip: 0,
+        },
+        Case {
+            name: "at log end is in range",
+            current: Some(40),
+            target: 100,
+            policy: OutOfRange::Fail,
+            action: Action::Reset,
+            committed: Some(100),
+            reprocess: 0,
+            skip: 60,
+        },
+        Case {
+            name: "below log start fails",
+            current: Some(40),
+            target: 5,
+            policy: OutOfRange::Fail,
+            action: Action::OutOfRange,
+            committed: Some(5),
+            reprocess: 0,
+            skip: 0,
+        },
+        Case {
+            name: "below log start clamps",
+            current: Some(40),
+            target: 5,
+            policy: OutOfRange::Clamp,
+            action: Action::Clamped,
+            committed: Some(10),
+            reprocess: 30,
+            skip: 0,
+        },
+        Case {
+            name: "after log end clamps",
+            current: Some(40),
+            target: 150,
+            policy: OutOfRange::Clamp,
+            action: Action::Clamped,
+            committed: Some(100),
+            reprocess: 0,
+            skip: 60,
+        },
+    ];
+    for c in cases {
+        let current: Vec<(i32, i64)> = c.current.map(|o| (0, o)).into_iter().collect();
+        let plan = build(
+            "id",
+            &[group("g", vec![target("t", 0, c.target)])],
+            &[],
+            &live("Empty", &current),
+            &PlanOptions {
+                on_out_of_range: c.policy,
+                ..Default::default()
+            },
+        );
+        let p = &plan.groups[0].partitions[0];
+        assert_eq!(p.action, c.action, "{}", c.name);
+        assert_eq!(p.target, c.committed, "{}", c.name);
+        assert_eq!((p.reprocess, p.skip), (c.reprocess, c.skip), "{}", c.name);
+        assert_eq!(plan.applicable, !c.action.fails(), "{}", c.name);
+        assert_eq!(plan.problems.is_empty(), !c.action.fails(), "{}", c.name);
+        // The leader epoch only travels with the snapshot's own offset.
+        let expect_epoch = if c.action == Action::Clamped {
+            None
+        } else {
+            Some(3)
+        };
+        assert_eq!(p.leader_epoch, expect_epoch, "{}", c.name);
+    }
+}
+
+#[test]
+fn missing_topics_and_partitions_fail_unless_skipped() {
+    let snap = [group(
+        "g",
+        vec![target("t", 5, 40), target("gone", 0, 1), target("t", 1, 50)],
+    )];
+    let plan = build(
+        "id",
+        &snap,
+        &[],
+        &live("Empty", &[]),
+        &PlanOptions::default(),
+    );
+    let actions: Vec<Action> = plan.groups[0].partitions.iter().map(|p| p.action).collect();
+    assert_eq!(
+        actions,
+        vec![
+            Action::TopicMissing,
+            Action::Reset,
+            Action::PartitionMissing
+        ]
+    );
+    assert!(!plan.applicable);
+    assert_eq!(plan.summary.failing, 2);
+    let skipping = PlanOptions {
+        skip_missing: true,
+        ..Default::default()
+    };
+    let plan = build("id", &snap, &[], &live("Empty", &[]), &skipping);
+    assert!(plan.applicable);
+    assert_eq!(plan.summary.changes, 1);
+}
+
+#[test]
+fn partitions_the_snapshot_lacks_are_listed_and_kept() {
+    let plan = build(
+        "id",
+        &[group("g", vec![target("t", 0, 40)])],
+        &[],
+        &live("Empty", &[(0, 60), (1, 77)]),
+        &PlanOptions::default(),
+    );
+    let kept = &plan.groups[0].partitions[1];
+    assert_eq!(kept.action, Action::NotInSnapshot);
+    assert_eq!((kept.current, kept.target), (Some(77), None));
+    assert!(plan.applicable);
+    assert_eq!(plan.summary.reprocess, 20);
+}
+
+#[test]
+fn active_group_blocks_and_names_its_members() {
+    let plan = build(
+        "id",
+        &[group("g", vec![target("t", 0, 40)])],
+        &[],
+        &live("Stable", &[(0, 60)]),
+        &PlanOptions::default(),
+    );
+    assert!(plan.applicable, "the targets are fine");
+    assert!(plan.blocked);
+    let why = plan.groups[0].blocked.as_deref().unwrap();
+    assert!(why.contains("billing on 10.0.0.7"), "{why}");
+}
+
+#[test]
+fn time_translation_replaces_the_target() {
+    let mut view = live("Empty", &[(0, 60)]);
+    view.translated
+        .insert(("g".into(), ("t".into(), 0)), (33, "by time".into()));
+    let plan = build(
+        "id",
+        &[group("g", vec![target("t", 0, 40)])],
+        &[],
+        &view,
+        &PlanOptions::default(),
+    );
+    let p = &plan.groups[0].partitions[0];
+    assert_eq!(
+        (p.snapshot_offset, p.target, p.leader_epoch),
+        (Some(40), Some(33), None)
+    );
+}
+
+fn connector(kind: &str, offsets: Option<Vec<serde_json::Value>>) -> ConnectorSnapshot {
+    ConnectorSnapshot {
+        name: "c".into(),
+        connect_url: "http://w:8083".into(),
+        connector_type: kind.into(),
+        group_id: (kind == "sink").then(|| "connect-c".into()),
+        config: Default::default(),
+        redacted_keys: vec![],
+        state: "RUNNING".into(),
+        tasks: vec![],
+        offsets,
+        offsets_unavailable: None,
+    }
+}
+
+#[test]
+fn connectors_need_stopping_and_offsets() {
+    let target = json!({"partition": {"filename": "/in"}, "offset": {"position": 10}});
+    let other = json!({"partition": {"filename": "/other"}, "offset": {"position": 3}});
+    let mut view = LiveView::default();
+    view.connectors.insert(
+        "c".into(),
+        Some(LiveConnector {
+            connect_url: "http://w:8083".into(),
+            state: "RUNNING".into(),
+            offsets: Some(vec![
+                json!({"partition": {"filename": "/in"}, "offset": {"position": 99}}),
+                other.clone(),
+            ]),
+        }),
+    );
+    let src = [connector("source", Some(vec![target.clone()]))];
+    let plan = build("id", &[], &src, &view, &PlanOptions::default());
+    assert!(plan.blocked && plan.applicable);
+    assert!(plan.connectors[0]
+        .blocked
+        .as_deref()
+        .unwrap()
+        .contains("--stop-connectors"));
+    let stopping = PlanOptions {
+        stop_connectors: true,
+        ..Default::default()
+    };
+    let plan = build("id", &[], &src, &view, &stopping);
+    assert!(!plan.blocked && plan.applicable);
+    let c = &plan.connectors[0];
+    assert!(c.stop_and_resume);
+    assert_eq!(c.offsets[0].current, Some(json!({"position": 99})));
+    assert!(c.offsets[0].changes);
+    assert_eq!(c.not_in_snapshot, vec![other["partition"].clone()]);
+
+    // No offsets in the snapshot, or no connector now: not applicable.
+    let plan = build("id", &[], &[connector("source", None)], &view, &stopping);
+    assert!(!plan.applicable);
+    view.connectors.insert("c".into(), None);
+    let plan = build("id", &[], &src, &view, &stopping);
+    assert!(!plan.applicable);
+    assert!(
+        plan.problems[0].contains("does not exist"),
+        "{:?}",
+        plan.problems
+    );
+}
+
+#[test]
+fn a_stopped_sink_connector_unblocks_its_active_looking_group() {
+    let mut view = live("Stable", &[(0, 60)]);
+    view.connectors.insert(
+        "c".into(),
+        Some(LiveConnector {
+            connect_url: "u".into(),
+            state: "RUNNING".into(),
+            offsets: None,
+        }),
+    );
+    let mut g = group("g", vec![target("t", 0, 40)]);
+    g.connector = Some("c".into());
+    let blocked = build(
+        "id",
+        std::slice::from_ref(&g),
+        &[],
+        &view,
+        &PlanOptions::default(),
+    );
+    assert!(blocked.groups[0]
+        .blocked
+        .as_deref()
+        .unwrap()
+        .contains("--connector c --stop-connectors"));
+    let stopping = PlanOptions {
+        stop_connectors: true,
+        ..Default::default()
+    };
+    let plan = build("id", &[g], &[connector("sink", None)], &view, &stopping);
+    assert!(!plan.blocked, "{:?}", plan.problems);
+    assert_eq!(plan.connectors[0].method, "group");
+}
