@@ -1,0 +1,575 @@
+//! `restore` against the real cluster: round trip with undo, refusal of active groups, connectors
+//! stopped and resumed, integrity and cluster guards, out-of-range targets, translation by time,
+//! and choosing a snapshot by time. Offsets are checked with the real `kafka-consumer-groups`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rdkafka::admin::{AdminClient, AdminOptions};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::producer::{FutureProducer, FutureRecord};
+use rdkafka::{Offset, TopicPartitionList};
+use serde_json::Value;
+
+use crate::ov::{local_files, local_store, ov, snapshot};
+use crate::util::{self, unique_name, ActiveConsumer, ConnectorCleanup, Take};
+
+/// Committed offsets per partition of `group` on `topic`, from `kafka-consumer-groups`.
+async fn reference(group: &str, topic: &str) -> BTreeMap<i32, i64> {
+    util::kcg_describe(group)
+        .await
+        .into_iter()
+        .filter(|r| r.topic == topic)
+        .filter_map(|r| Some((r.partition, r.current_offset?)))
+        .collect()
+}
+
+fn admin() -> AdminClient<DefaultClientContext> {
+    util::kafka_config().create().expect("admin client")
+}
+
+/// A topic with `per_partition` records on each of `partitions` partitions.
+async fn filled_topic(prefix: &str, partitions: i32, per_partition: usize) -> String {
+    let topic = unique_name(prefix);
+    util::create_topic(&topic, partitions).await;
+    for p in 0..partitions {
+        util::produce(&topic, p, per_partition).await;
+    }
+    topic
+}
+
+fn per_partition(n: usize, partitions: i32) -> Take {
+    Take::PerPartition((0..partitions).map(|p| (p, n)).collect())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn restore_resets_a_group_exactly_and_the_undo_snapshot_restores_the_later_position() {
+    if !util::require_kafka() {
+        return;
+    }
+    let topic = filled_topic("restore-rt", 3, 20).await;
+    let group = unique_name("restore-rt-g");
+    util::consume_and_commit(&group, &topic, per_partition(5, 3)).await;
+    let (_dir, store) = local_store();
+    let id = snapshot(&store, &["--group", &group]).await;
+    util::consume_and_commit(&group, &topic, per_partition(6, 3)).await;
+    let later = reference(&group, &topic).await;
+    assert_eq!(later, BTreeMap::from([(0, 11), (1, 11), (2, 11)]));
+
+    // Dry run: the plan, exit 0, nothing changed.
+    let dry = ov(&store, &["restore", &id, "--output", "json"])
+        .await
+        .ok()
+        .json();
+    assert_eq!(dry["executed"], false);
+    let plan = &dry["plan"];
+    assert_eq!(plan["applicable"], true);
+    assert_eq!(plan["summary"]["reprocess"], 18);
+    for p in plan["groups"][0]["partitions"].as_array().unwrap() {
+        assert_eq!(
+            (p["current"].as_i64(), p["target"].as_i64()),
+            (Some(11), Some(5))
+        );
+        assert_eq!(p["action"], "reset");
+    }
+    assert_eq!(
+        reference(&group, &topic).await,
+        later,
+        "a dry run changes nothing"
+    );
+
+    let done = ov(&store, &["restore", &id, "--execute", "--output", "json"])
+        .await
+        .ok()
+        .json();
+    assert_eq!(done["verified"], true);
+    assert_eq!(
+        reference(&group, &topic).await,
+        BTreeMap::from([(0, 5), (1, 5), (2, 5)]),
+        "kafka-consumer-groups sees exactly the snapshot offsets"
+    );
+    let undo = done["undo_snapshot"]
+        .as_str()
+        .expect("undo snapshot id")
+        .to_string();
+    assert!(done["undo_command"].as_str().unwrap().contains(&undo));
+
+    ov(&store, &["restore", &undo, "--execute"]).await.ok();
+    assert_eq!(
+        reference(&group, &topic).await,
+        later,
+        "the undo snapshot restores the later position"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_active_group_is_refused_and_left_unchanged() {
+    if !util::require_kafka() {
+        return;
+    }
+    let topic = filled_topic("restore-active", 2, 10).await;
+    let group = unique_name("restore-active-g");
+    util::consume_and_commit(&group, &topic, per_partition(2, 2)).await;
+    let (_dir, store) = local_store();
+    let id = snapshot(&store, &["--group", &group]).await;
+    let member = ActiveConsumer::start(&group, &topic, per_partition(3, 2)).await;
+    let before = reference(&group, &topic).await;
+    assert_eq!(before, BTreeMap::from([(0, 5), (1, 5)]));
+
+    let dry = ov(&store, &["restore", &id]).await.expect_code(6);
+    assert!(
+        dry.stdout.contains("stop those consumers"),
+        "{}",
+        dry.stdout
+    );
+    let run = ov(&store, &["restore", &id, "--execute"])
+        .await
+        .expect_code(6);
+    assert!(
+        run.stderr.contains(&format!("group {group} is Stable")),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(reference(&group, &topic).await, before, "nothing changed");
+    drop(member);
+}
+
+fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+async fn wait_until(what: &str, timeout: Duration, mut ready: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !ready() {
+        assert!(
+            Instant::now() < deadline,
+            "{what}: not reached within {timeout:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+async fn wait_group_offsets(group: &str, topic: &str, want: BTreeMap<i32, i64>) {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let got = util::committed_offsets(group, topic).await;
+        if got == want {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{group}: {got:?}, want {want:?}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sink_connector_is_stopped_reset_and_rewrites_the_reprocessed_records() {
+    if !(util::require_kafka() && util::require_connect()) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sink.txt");
+    let topic = unique_name("restore-sink");
+    util::create_topic(&topic, 1).await;
+    util::produce(&topic, 0, 5).await;
+    let name = unique_name("restore-sink-conn");
+    let cleanup = ConnectorCleanup::new(&name);
+    util::create_connector(&name, util::file_sink(&topic, &out)).await;
+    util::wait_connector_running(&name, Duration::from_secs(60)).await;
+    let group = format!("connect-{name}");
+    wait_group_offsets(&group, &topic, BTreeMap::from([(0, 5)])).await;
+    wait_until("5 lines written", Duration::from_secs(30), || {
+        lines(&out).len() == 5
+    })
+    .await;
+
+    let (_dir, store) = local_store();
+    snapshot(&store, &["--connector", &name]).await;
+    util::produce(&topic, 0, 3).await;
+    wait_group_offsets(&group, &topic, BTreeMap::from([(0, 8)])).await;
+    wait_until("8 lines written", Duration::from_secs(30), || {
+        lines(&out).len() == 8
+    })
+    .await;
+
+    // Without --stop-connectors the running connector blocks the restore.
+    let blocked = ov(
+        &store,
+        &["restore", "--latest", "--connector", &name, "--execute"],
+    )
+    .await
+    .expect_code(6);
+    assert!(
+        blocked.stderr.contains("--stop-connectors"),
+        "{}",
+        blocked.stderr
+    );
+
+    let done = ov(
+        &store,
+        &[
+            "restore",
+            "--latest",
+            "--connector",
+            &name,
+            "--stop-connectors",
+            "--execute",
+            "--output",
+            "json",
+        ],
+    )
+    .await
+    .ok()
+    .json();
+    assert_eq!(done["verified"], true);
+    assert_eq!(done["plan"]["groups"][0]["partitions"][0]["target"], 5);
+    assert_eq!(done["resumed"][0], format!("{name}: back to RUNNING"));
+
+    // The connector runs again, and writes the records at offsets 5, 6, 7 a second time (the
+    // second produce call wrote them with the values of indexes 0..3).
+    util::wait_connector_running(&name, Duration::from_secs(60)).await;
+    wait_until("11 lines written", Duration::from_secs(60), || {
+        lines(&out).len() == 11
+    })
+    .await;
+    let written = lines(&out);
+    assert_eq!(
+        written[8..],
+        written[5..8],
+        "the reprocessed records, in order"
+    );
+    let second_batch: Vec<String> = (0..3).map(|i| util::record_value(&topic, 0, i)).collect();
+    assert_eq!(written[5..8], second_batch[..]);
+    wait_group_offsets(&group, &topic, BTreeMap::from([(0, 8)])).await;
+    cleanup.delete().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn source_connector_rereads_its_file_from_the_snapshot_position() {
+    if !(util::require_kafka() && util::require_connect()) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.txt");
+    std::fs::write(&input, "a1\na2\na3\n").unwrap();
+    let topic = unique_name("restore-source");
+    util::create_topic(&topic, 1).await;
+    let name = unique_name("restore-source-conn");
+    let cleanup = ConnectorCleanup::new(&name);
+    util::create_connector(&name, util::file_source(&input, &topic)).await;
+    util::wait_connector_running(&name, Duration::from_secs(60)).await;
+    let position = |o: &Value| o["offsets"][0]["offset"]["position"].as_i64();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while position(&util::connector_offsets(&name).await) != Some(9) {
+        assert!(Instant::now() < deadline, "source offsets never reached 9");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let (_dir, store) = local_store();
+    snapshot(&store, &["--connector", &name]).await;
+
+    std::fs::write(&input, "a1\na2\na3\nb1\nb2\n").unwrap();
+    util::read_records(&topic, 5, Duration::from_secs(60)).await;
+
+    let done = ov(
+        &store,
+        &[
+            "restore",
+            "--latest",
+            "--connector",
+            &name,
+            "--stop-connectors",
+            "--execute",
+            "--output",
+            "json",
+        ],
+    )
+    .await
+    .ok()
+    .json();
+    assert_eq!(done["verified"], true, "{done:#}");
+    let planned = &done["plan"]["connectors"][0];
+    assert_eq!(planned["method"], "rest");
+    assert_eq!(planned["offsets"][0]["target"]["position"], 9);
+    assert_eq!(planned["offsets"][0]["current"]["position"], 15);
+
+    // Resumed from position 9: b1 and b2 are sent again.
+    util::wait_connector_running(&name, Duration::from_secs(60)).await;
+    let records = util::read_records(&topic, 7, Duration::from_secs(60)).await;
+    let values: Vec<String> = records.iter().filter_map(|r| r.value.clone()).collect();
+    assert_eq!(values, ["a1", "a2", "a3", "b1", "b2", "b1", "b2"]);
+    cleanup.delete().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn corrupted_or_foreign_snapshots_are_refused_and_nothing_changes() {
+    if !util::require_kafka() {
+        return;
+    }
+    let topic = filled_topic("restore-guard", 1, 10).await;
+    let group = unique_name("restore-guard-g");
+    util::consume_and_commit(&group, &topic, per_partition(3, 1)).await;
+    let (_dir, store) = local_store();
+    let id = snapshot(&store, &["--group", &group, "--format", "json"]).await;
+    util::consume_and_commit(&group, &topic, per_partition(4, 1)).await;
+    let before = reference(&group, &topic).await;
+
+    // A snapshot re-written as if it came from another cluster: valid checksums, other id.
+    let foreign = rewrite_with_cluster(&store, &id, "another-cluster-id").await;
+    let run = ov(&store, &["restore", &foreign, "--execute"])
+        .await
+        .expect_code(9);
+    assert!(run.stderr.contains("another-cluster-id"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--allow-other-cluster"),
+        "{}",
+        run.stderr
+    );
+    ov(&store, &["restore", &foreign, "--allow-other-cluster"])
+        .await
+        .ok();
+    assert_eq!(reference(&group, &topic).await, before);
+
+    // One flipped byte: refused before anything else.
+    let file = local_files(&store, &id)
+        .into_iter()
+        .find(|f| f.ends_with("offsets.json"))
+        .unwrap();
+    let mut bytes = std::fs::read(&file).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x01;
+    std::fs::write(&file, bytes).unwrap();
+    let run = ov(&store, &["restore", &id, "--execute"])
+        .await
+        .expect_code(5);
+    assert!(
+        run.stderr.contains("offsets.json: SHA-256"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(reference(&group, &topic).await, before, "nothing changed");
+}
+
+/// Loads a snapshot with the library, changes its cluster id, and writes it as a new snapshot.
+async fn rewrite_with_cluster(store: &str, id: &str, cluster: &str) -> String {
+    use offset_vault::snapshot::{self as snap, repo, Captured};
+    let store = offset_vault::store::Store::open(store, Duration::from_secs(10)).unwrap();
+    let manifest = repo::resolve(&store, id).await.unwrap();
+    let loaded = repo::load_verified(&store, &manifest).await.unwrap();
+    let mut manifest = loaded.manifest.clone();
+    manifest.meta.cluster_id = cluster.to_string();
+    manifest.meta.created_at += chrono::Duration::milliseconds(1);
+    for f in &mut manifest.files {
+        f.size = 0;
+        f.sha256.clear();
+    }
+    manifest.assign_id();
+    let captured = Captured {
+        manifest,
+        content: loaded.content,
+        warnings: vec![],
+    };
+    snap::write(&store, &captured).await.unwrap().meta.id
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn out_of_range_targets_fail_the_plan_unless_clamped() {
+    if !util::require_kafka() {
+        return;
+    }
+    let topic = filled_topic("restore-range", 1, 10).await;
+    let group = unique_name("restore-range-g");
+    util::consume_and_commit(&group, &topic, per_partition(3, 1)).await;
+    let (_dir, store) = local_store();
+    let id = snapshot(&store, &["--group", &group]).await;
+    util::consume_and_commit(&group, &topic, per_partition(5, 1)).await;
+
+    // Move log-start past the snapshot's offset 3.
+    let mut tpl = TopicPartitionList::new();
+    tpl.add_partition_offset(&topic, 0, Offset::Offset(6))
+        .unwrap();
+    admin()
+        .delete_records(&tpl, &AdminOptions::new())
+        .await
+        .expect("delete records");
+
+    let run = ov(&store, &["restore", &id, "--execute"])
+        .await
+        .expect_code(7);
+    assert!(run.stderr.contains("before log-start 6"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--on-out-of-range clamp"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(reference(&group, &topic).await, BTreeMap::from([(0, 8)]));
+
+    let done = ov(
+        &store,
+        &[
+            "restore",
+            &id,
+            "--on-out-of-range",
+            "clamp",
+            "--execute",
+            "--output",
+            "json",
+        ],
+    )
+    .await
+    .ok()
+    .json();
+    let p = &done["plan"]["groups"][0]["partitions"][0];
+    assert_eq!(
+        (p["snapshot_offset"].as_i64(), p["target"].as_i64()),
+        (Some(3), Some(6))
+    );
+    assert_eq!(p["action"], "clamped");
+    assert_eq!(reference(&group, &topic).await, BTreeMap::from([(0, 6)]));
+}
+
+/// Produces records with timestamps `base + i * 1000` for i in `range` to partition 0.
+async fn produce_timed(topic: &str, range: std::ops::Range<i64>, base: i64) {
+    let producer: FutureProducer = util::kafka_config().create().unwrap();
+    for i in range {
+        let value = format!("r{i}");
+        producer
+            .send(
+                FutureRecord::<(), String>::to(topic)
+                    .partition(0)
+                    .payload(&value)
+                    .timestamp(base + i * 1000),
+                Duration::from_secs(30),
+            )
+            .await
+            .unwrap_or_else(|(e, _)| panic!("produce: {e}"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn by_timestamp_translates_offsets_onto_a_recreated_topic() {
+    if !util::require_kafka() {
+        return;
+    }
+    let topic = unique_name("restore-time");
+    util::create_topic(&topic, 1).await;
+    let base = 1_764_500_000_000i64;
+    produce_timed(&topic, 0..10, base).await;
+    let group = unique_name("restore-time-g");
+    util::consume_and_commit(&group, &topic, per_partition(4, 1)).await;
+    let (_dir, store) = local_store();
+    let id = snapshot(&store, &["--group", &group, "--with-timestamps"]).await;
+
+    // Recreate the topic with 3 older records first: the same records now sit 3 offsets later.
+    admin()
+        .delete_topics(&[&topic], &AdminOptions::new())
+        .await
+        .expect("delete topic");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let result = admin()
+            .create_topics(
+                [&rdkafka::admin::NewTopic::new(
+                    &topic,
+                    1,
+                    rdkafka::admin::TopicReplication::Fixed(1),
+                )],
+                &AdminOptions::new(),
+            )
+            .await
+            .expect("create topic");
+        if result.iter().all(|r| r.is_ok()) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "topic {topic} not recreated: {result:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    util::partition_count(&topic).await;
+    produce_timed(&topic, -3..0, base - 60_000).await;
+    produce_timed(&topic, 0..10, base).await;
+
+    let done = ov(
+        &store,
+        &[
+            "restore",
+            &id,
+            "--by-timestamp",
+            "--execute",
+            "--output",
+            "json",
+        ],
+    )
+    .await
+    .ok()
+    .json();
+    let p = &done["plan"]["groups"][0]["partitions"][0];
+    assert_eq!(p["snapshot_offset"], 4);
+    assert_eq!(p["target"], 7, "{p:#}");
+    assert!(p["note"].as_str().unwrap().contains("exact"), "{p:#}");
+    assert_eq!(reference(&group, &topic).await, BTreeMap::from([(0, 7)]));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn before_picks_the_newest_complete_snapshot_before_the_time() {
+    if !util::require_kafka() {
+        return;
+    }
+    let topic = filled_topic("restore-before", 1, 10).await;
+    let group = unique_name("restore-before-g");
+    let (_dir, store) = local_store();
+    util::consume_and_commit(&group, &topic, per_partition(1, 1)).await;
+    let first = snapshot(&store, &["--group", &group]).await;
+    util::consume_and_commit(&group, &topic, per_partition(1, 1)).await;
+    let incomplete = snapshot(&store, &["--group", &group]).await;
+    for f in local_files(&store, &incomplete) {
+        if f.ends_with("manifest.json") {
+            std::fs::remove_file(f).unwrap();
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let cut = chrono::Utc::now().to_rfc3339();
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    util::consume_and_commit(&group, &topic, per_partition(1, 1)).await;
+    let last = snapshot(&store, &["--group", &group]).await;
+
+    let chosen = |v: Value| v["snapshot"].as_str().unwrap().to_string();
+    let before = ov(
+        &store,
+        &[
+            "restore", "--before", &cut, "--group", &group, "--output", "json",
+        ],
+    )
+    .await
+    .ok()
+    .json();
+    assert_eq!(
+        chosen(before),
+        first,
+        "the incomplete snapshot is never used"
+    );
+    let latest = ov(
+        &store,
+        &["restore", "--latest", "--group", &group, "--output", "json"],
+    )
+    .await
+    .ok()
+    .json();
+    assert_eq!(chosen(latest), last);
+    let none = ov(
+        &store,
+        &["restore", "--before", "2001-01-01", "--group", &group],
+    )
+    .await
+    .expect_code(4);
+    assert!(
+        none.stderr.contains("snapshot not found"),
+        "{}",
+        none.stderr
+    );
+}

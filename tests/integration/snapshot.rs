@@ -1,0 +1,389 @@
+//! `snapshot`, `list`, `show`: captured offsets compared with the real `kafka-consumer-groups`,
+//! connectors through the Connect REST API, the local store and the S3 server, both formats.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use futures::TryStreamExt;
+use object_store::ObjectStore;
+use rdkafka::producer::{FutureProducer, FutureRecord};
+use serde_json::Value;
+
+use crate::ov::{local_files, local_store, ov, show, snapshot};
+use crate::util::{self, unique_name, ActiveConsumer, ConnectorCleanup, Take};
+
+/// (offset, log-end, lag) per (topic, partition) of one group in `show --output json`.
+fn shown_offsets(shown: &Value, group: &str) -> BTreeMap<(String, i32), (i64, i64, i64)> {
+    let g = group_of(shown, group);
+    g["partitions"]
+        .as_array()
+        .expect("partitions")
+        .iter()
+        .map(|p| {
+            (
+                (
+                    p["topic"].as_str().unwrap().to_string(),
+                    p["partition"].as_i64().unwrap() as i32,
+                ),
+                (
+                    p["offset"].as_i64().unwrap(),
+                    p["log_end_offset"].as_i64().unwrap(),
+                    p["lag"].as_i64().unwrap(),
+                ),
+            )
+        })
+        .collect()
+}
+
+fn group_of<'a>(shown: &'a Value, group: &str) -> &'a Value {
+    shown["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .find(|g| g["group_id"] == group)
+        .unwrap_or_else(|| panic!("group {group} not in snapshot: {shown:#}"))
+}
+
+/// The same, from the real `kafka-consumer-groups --describe`.
+async fn reference_offsets(group: &str) -> BTreeMap<(String, i32), (i64, i64, i64)> {
+    util::kcg_describe(group)
+        .await
+        .into_iter()
+        .filter_map(|r| {
+            Some((
+                (r.topic, r.partition),
+                (r.current_offset?, r.log_end?, r.lag?),
+            ))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn empty_and_active_groups_match_kafka_consumer_groups_in_both_formats() {
+    if !util::require_kafka() {
+        return;
+    }
+    let topic = unique_name("snap-groups");
+    util::create_topic(&topic, 3).await;
+    for p in 0..3 {
+        util::produce(&topic, p, 10 + 5 * p as usize).await;
+    }
+    let empty = unique_name("snap-empty");
+    let committed = util::consume_and_commit(
+        &empty,
+        &topic,
+        Take::per_partition(&[(0, 4), (1, 7), (2, 0)]),
+    )
+    .await;
+    assert_eq!(committed, BTreeMap::from([(0, 4), (1, 7)]));
+    let active_group = unique_name("snap-active");
+    let active = ActiveConsumer::start(
+        &active_group,
+        &topic,
+        Take::per_partition(&[(0, 2), (1, 3), (2, 5)]),
+    )
+    .await;
+
+    let (_dir, store) = local_store();
+    for format in ["json", "parquet"] {
+        let id = snapshot(
+            &store,
+            &[
+                "--group",
+                &empty,
+                "--group",
+                &active_group,
+                "--format",
+                format,
+            ],
+        )
+        .await;
+        let shown = show(&store, &id).await;
+        assert_eq!(shown["manifest"]["format"], format);
+        assert_eq!(shown["manifest"]["id"], id.as_str());
+
+        let got_empty = shown_offsets(&shown, &empty);
+        assert_eq!(
+            got_empty,
+            reference_offsets(&empty).await,
+            "{format}: empty group"
+        );
+        let offsets: BTreeMap<i32, i64> = got_empty
+            .iter()
+            .map(|((_, p), (o, _, _))| (*p, *o))
+            .collect();
+        assert_eq!(offsets, committed, "{format}: exactly what was committed");
+        assert_eq!(group_of(&shown, &empty)["state"], "Empty");
+
+        let got_active = shown_offsets(&shown, &active_group);
+        assert_eq!(
+            got_active,
+            reference_offsets(&active_group).await,
+            "{format}: active group"
+        );
+        assert_eq!(got_active.len(), 3);
+        let g = group_of(&shown, &active_group);
+        assert_eq!(
+            g["state"], "Stable",
+            "active groups are captured as they are"
+        );
+        assert_eq!(g["members"].as_array().map(Vec::len), Some(1));
+
+        // Local snapshot files are private to their owner.
+        #[cfg(unix)]
+        for f in local_files(&store, &id) {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&f).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "{}", f.display());
+        }
+    }
+    drop(active);
+
+    let listed = ov(&store, &["list", "--output", "json"]).await.ok().json();
+    let listed = listed.as_array().expect("list is an array");
+    assert_eq!(listed.len(), 2);
+    assert!(
+        listed[0]["id"].as_str() > listed[1]["id"].as_str(),
+        "newest first"
+    );
+    assert!(listed.iter().all(|l| l["complete"] == true));
+    let by_group = ov(&store, &["list", "--group", &empty, "--output", "json"])
+        .await
+        .ok()
+        .json();
+    assert_eq!(by_group.as_array().map(Vec::len), Some(2));
+    let by_other = ov(
+        &store,
+        &["list", "--group", "no-such-group", "--output", "json"],
+    )
+    .await
+    .ok()
+    .json();
+    assert_eq!(by_other.as_array().map(Vec::len), Some(0));
+}
+
+/// Waits until `GET /connectors/{name}/offsets` satisfies `ready`; returns the offsets.
+async fn wait_offsets(name: &str, ready: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let offsets = util::connector_offsets(name).await;
+        if ready(&offsets) {
+            return offsets;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "offsets of {name} never ready: {offsets:#}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+fn sink_offsets(offsets: &Value) -> BTreeMap<i64, i64> {
+    offsets["offsets"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|o| {
+            Some((
+                o["partition"]["kafka_partition"].as_i64()?,
+                o["offset"]["kafka_offset"].as_i64()?,
+            ))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sink_and_source_connectors_to_s3_with_redacted_secrets() {
+    if !(util::require_kafka() && util::require_connect() && util::require_s3()) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let topic = unique_name("snap-sink");
+    util::create_topic(&topic, 2).await;
+    util::produce(&topic, 0, 5).await;
+    util::produce(&topic, 1, 3).await;
+
+    let sink = unique_name("snap-sink-conn");
+    let sink_cleanup = ConnectorCleanup::new(&sink);
+    let mut config = util::file_sink(&topic, &dir.path().join("sink.txt"));
+    config["connection.password"] = Value::from("hunter2-never-stored");
+    util::create_connector(&sink, config).await;
+    util::wait_connector_running(&sink, Duration::from_secs(60)).await;
+    let expected_sink = BTreeMap::from([(0, 5), (1, 3)]);
+    wait_offsets(&sink, |o| sink_offsets(o) == expected_sink).await;
+
+    let source_topic = unique_name("snap-source");
+    util::create_topic(&source_topic, 1).await;
+    let input = dir.path().join("source.txt");
+    std::fs::write(&input, "one\ntwo\nthree\nfour\n").unwrap();
+    let source = unique_name("snap-source-conn");
+    let source_cleanup = ConnectorCleanup::new(&source);
+    util::create_connector(&source, util::file_source(&input, &source_topic)).await;
+    util::wait_connector_running(&source, Duration::from_secs(60)).await;
+    let source_offsets = wait_offsets(&source, |o| {
+        o["offsets"][0]["offset"]["position"].as_i64() == Some(19)
+    })
+    .await;
+
+    let prefix = unique_name("snap-s3");
+    let store = util::s3_url(&prefix);
+    let id = snapshot(&store, &["--connector", &sink, "--connector", &source]).await;
+    let shown = show(&store, &id).await;
+
+    let connectors = shown["connectors"].as_array().expect("connectors");
+    assert_eq!(connectors.len(), 2);
+    let sink_snap = connectors
+        .iter()
+        .find(|c| c["name"] == sink.as_str())
+        .unwrap();
+    let group = format!("connect-{sink}");
+    assert_eq!(sink_snap["connector_type"], "sink");
+    assert_eq!(sink_snap["group_id"], group.as_str());
+    assert_eq!(sink_snap["state"], "RUNNING");
+    assert_eq!(sink_snap["config"]["connection.password"], "<redacted>");
+    assert_eq!(
+        sink_snap["redacted_keys"],
+        serde_json::json!(["connection.password"])
+    );
+    assert_eq!(
+        sink_offsets(&serde_json::json!({ "offsets": sink_snap["offsets"] })),
+        expected_sink
+    );
+    let source_snap = connectors
+        .iter()
+        .find(|c| c["name"] == source.as_str())
+        .unwrap();
+    assert_eq!(source_snap["connector_type"], "source");
+    assert!(source_snap.get("group_id").is_none());
+    assert_eq!(source_snap["offsets"], source_offsets["offsets"]);
+
+    // The sink connector's group came with it, and matches the reference tool.
+    assert_eq!(group_of(&shown, &group)["connector"], sink.as_str());
+    let got = shown_offsets(&shown, &group);
+    assert_eq!(got, reference_offsets(&group).await);
+    assert_eq!(
+        got.iter()
+            .map(|((_, p), (o, _, _))| (*p as i64, *o))
+            .collect::<BTreeMap<_, _>>(),
+        expected_sink
+    );
+
+    // No stored object holds the secret in clear.
+    let s3 = util::s3_store();
+    let objects: Vec<_> = s3
+        .list(Some(&object_store::path::Path::from(prefix.as_str())))
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(
+        objects.len(),
+        3,
+        "offsets, connectors and manifest: {objects:?}"
+    );
+    for o in objects {
+        let bytes = object_store::ObjectStoreExt::get(&s3, &o.location)
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(!text.contains("hunter2"), "{} holds the secret", o.location);
+    }
+
+    sink_cleanup.delete().await;
+    source_cleanup.delete().await;
+}
+
+/// Produces `n` records to one partition with timestamps `base_ms + i * 1000`.
+async fn produce_timed(topic: &str, partition: i32, n: usize, base_ms: i64) {
+    let producer: FutureProducer = util::kafka_config().create().unwrap();
+    for i in 0..n {
+        let value = format!("v{i}");
+        producer
+            .send(
+                FutureRecord::<(), String>::to(topic)
+                    .partition(partition)
+                    .payload(&value)
+                    .timestamp(base_ms + i as i64 * 1000),
+                Duration::from_secs(30),
+            )
+            .await
+            .unwrap_or_else(|(e, _)| panic!("produce: {e}"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn parquet_snapshot_reads_in_pyarrow_with_typed_columns() {
+    if !(util::require_kafka() && util::require_python()) {
+        return;
+    }
+    let topic = unique_name("snap-pq");
+    util::create_topic(&topic, 2).await;
+    let base = 1_764_000_000_000i64;
+    produce_timed(&topic, 0, 6, base).await;
+    produce_timed(&topic, 1, 4, base + 500).await;
+    let group = unique_name("snap-pq-g");
+    let committed =
+        util::consume_and_commit(&group, &topic, Take::per_partition(&[(0, 5), (1, 2)])).await;
+
+    let (_dir, store) = local_store();
+    let id = snapshot(
+        &store,
+        &[
+            "--group",
+            &group,
+            "--with-timestamps",
+            "--format",
+            "parquet",
+        ],
+    )
+    .await;
+    let file = local_files(&store, &id)
+        .into_iter()
+        .find(|f| f.ends_with("offsets.parquet"))
+        .expect("offsets.parquet");
+    let script = r#"
+import json, sys
+import pyarrow.parquet as pq
+t = pq.read_table(sys.argv[1])
+meta = {k.decode(): v.decode() for k, v in t.schema.metadata.items() if k.startswith(b"offset_vault")}
+rows = [{k: (str(v) if k.endswith("_at") or k.endswith("timestamp") else v) for k, v in r.items()} for r in t.to_pylist()]
+ts = [None if r["last_record_timestamp"] is None else int(r["last_record_timestamp"].timestamp() * 1000) for r in t.to_pylist()]
+print(json.dumps({"schema": {f.name: str(f.type) for f in t.schema}, "rows": rows, "ts": ts, "meta": meta}))
+"#;
+    let out = std::process::Command::new(util::python())
+        .args(["-c", script, file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let schema = &read["schema"];
+    assert_eq!(schema["partition"], "int32");
+    assert_eq!(schema["committed_offset"], "int64");
+    assert_eq!(schema["log_end_offset"], "int64");
+    assert_eq!(schema["captured_at"], "timestamp[us, tz=UTC]");
+    assert_eq!(schema["last_record_timestamp"], "timestamp[ms, tz=UTC]");
+    assert_eq!(read["meta"]["offset_vault.format_version"], "1.0");
+
+    let rows = read["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(row["snapshot_id"], id.as_str());
+        assert_eq!(row["group_id"], group.as_str());
+        assert_eq!(row["topic"], topic.as_str());
+        let p = row["partition"].as_i64().unwrap() as i32;
+        let offset = row["committed_offset"].as_i64().unwrap();
+        assert_eq!(Some(&offset), committed.get(&p));
+        let end = if p == 0 { 6 } else { 4 };
+        assert_eq!(row["log_end_offset"].as_i64(), Some(end));
+        assert_eq!(row["lag"].as_i64(), Some(end - offset));
+        // The last consumed record is offset - 1, produced at base (+500 on p1) + (offset-1) s.
+        let expected_ts = base + if p == 1 { 500 } else { 0 } + (offset - 1) * 1000;
+        assert_eq!(read["ts"][i].as_i64(), Some(expected_ts), "partition {p}");
+    }
+}
