@@ -32,6 +32,11 @@ fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_else(|| "-".into())
 }
 
+fn tags_text(tags: &std::collections::BTreeMap<String, String>, sep: &str) -> String {
+    let parts: Vec<String> = tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    parts.join(sep)
+}
+
 pub fn list_json(listed: &[Listed]) -> Value {
     Value::Array(
         listed
@@ -70,19 +75,13 @@ pub fn print_list(listed: &[Listed]) {
     for l in listed {
         match &l.manifest {
             Some(m) => {
-                let tags: Vec<String> = m
-                    .meta
-                    .tags
-                    .iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect();
                 t.add_row(vec![
                     l.id.clone(),
                     m.meta.created_at.format("%Y-%m-%d %H:%M:%S").to_string(),
                     m.summary.groups.to_string(),
                     m.summary.partitions.to_string(),
                     m.summary.connectors.to_string(),
-                    tags.join(","),
+                    tags_text(&m.meta.tags, ","),
                     "complete".into(),
                 ]);
             }
@@ -114,13 +113,7 @@ pub fn print_snapshot(loaded: &Loaded) {
     );
     println!("tool       offset-vault {}", m.meta.tool_version);
     if !m.meta.tags.is_empty() {
-        let tags: Vec<String> = m
-            .meta
-            .tags
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        println!("tags       {}", tags.join(", "));
+        println!("tags       {}", tags_text(&m.meta.tags, ", "));
     }
     println!(
         "verified   all {} file(s) match the manifest",

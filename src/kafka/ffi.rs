@@ -389,37 +389,57 @@ pub fn list_group_offsets<C: ClientContext>(
         let mut cnt = 0usize;
         let groups = rd::rd_kafka_ListConsumerGroupOffsets_result_groups(res, &mut cnt);
         let mut out = Vec::new();
-        for &g in array_of(groups, cnt) {
-            if let Some(e) = error_text(rd::rd_kafka_group_result_error(g)) {
+        for (p, err) in group_partitions(groups, cnt, "ListConsumerGroupOffsets", group)? {
+            let (topic, partition, offset, leader_epoch, metadata) = p;
+            if let Some(e) = err {
                 return Err(Error::kafka(
                     "ListConsumerGroupOffsets",
-                    format!("group {group}: {e}"),
+                    format!("group {group}, {topic}[{partition}]: {e}"),
                 ));
             }
-            for p in partitions_of(rd::rd_kafka_group_result_partitions(g)) {
-                if p.err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
-                    let (topic, partition, ..) = read_partition(p);
-                    return Err(Error::kafka(
-                        "ListConsumerGroupOffsets",
-                        format!("group {group}, {topic}[{partition}]: {}", err_text(p.err)),
-                    ));
-                }
-                let (topic, partition, offset, leader_epoch, metadata) = read_partition(p);
-                // A negative offset means "no committed offset" for that partition.
-                if offset >= 0 {
-                    out.push(CommittedOffset {
-                        topic,
-                        partition,
-                        offset,
-                        leader_epoch,
-                        metadata,
-                    });
-                }
+            // A negative offset means "no committed offset" for that partition.
+            if offset >= 0 {
+                out.push(CommittedOffset {
+                    topic,
+                    partition,
+                    offset,
+                    leader_epoch,
+                    metadata,
+                });
             }
         }
         out.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
         Ok(out)
     }
+}
+
+/// The fields of a partition in a group result, and its error if any.
+type GroupPartition = (
+    (String, i32, i64, Option<i32>, Option<String>),
+    Option<String>,
+);
+
+/// Reads the partitions of a group-offsets result; a group-level error fails the whole call.
+///
+/// SAFETY: `groups` is null or points to `cnt` valid group results owned by a live event.
+unsafe fn group_partitions(
+    groups: *mut *const rd::rd_kafka_group_result_t,
+    cnt: usize,
+    op: &'static str,
+    group: &str,
+) -> Result<Vec<GroupPartition>> {
+    let mut out = Vec::new();
+    for &g in array_of(groups, cnt) {
+        if let Some(e) = error_text(rd::rd_kafka_group_result_error(g)) {
+            return Err(Error::kafka(op, format!("group {group}: {e}")));
+        }
+        for p in partitions_of(rd::rd_kafka_group_result_partitions(g)) {
+            let err = (p.err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR)
+                .then(|| err_text(p.err));
+            out.push((read_partition(p), err));
+        }
+    }
+    Ok(out)
 }
 
 /// Builds a native topic-partition list; `fill` sets each element's fields.
@@ -503,29 +523,16 @@ pub fn alter_group_offsets<C: ClientContext>(
         let res = rd::rd_kafka_event_AlterConsumerGroupOffsets_result(event.ptr);
         let mut cnt = 0usize;
         let groups = rd::rd_kafka_AlterConsumerGroupOffsets_result_groups(res, &mut cnt);
-        let mut out = Vec::new();
-        for &g in array_of(groups, cnt) {
-            if let Some(e) = error_text(rd::rd_kafka_group_result_error(g)) {
-                return Err(Error::kafka(
-                    "AlterConsumerGroupOffsets",
-                    format!("group {group}: {e}"),
-                ));
-            }
-            for p in partitions_of(rd::rd_kafka_group_result_partitions(g)) {
-                let (topic, partition, offset, ..) = read_partition(p);
-                let result = if p.err == rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
-                    Ok(offset)
-                } else {
-                    Err(err_text(p.err))
-                };
-                out.push(PartitionAnswer {
+        Ok(
+            group_partitions(groups, cnt, "AlterConsumerGroupOffsets", group)?
+                .into_iter()
+                .map(|((topic, partition, offset, ..), err)| PartitionAnswer {
                     topic,
                     partition,
-                    result,
-                });
-            }
-        }
-        Ok(out)
+                    result: err.map_or(Ok(offset), Err),
+                })
+                .collect(),
+        )
     }
 }
 

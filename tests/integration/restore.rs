@@ -166,6 +166,21 @@ async fn wait_group_offsets(group: &str, topic: &str, want: BTreeMap<i32, i64>) 
     }
 }
 
+/// `restore --latest --connector NAME --stop-connectors --execute`, which must succeed.
+async fn restore_connector_latest(store: &str, name: &str) -> Value {
+    let args = [
+        "restore",
+        "--latest",
+        "--connector",
+        name,
+        "--stop-connectors",
+        "--execute",
+        "--output",
+        "json",
+    ];
+    ov(store, &args).await.ok().json()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn sink_connector_is_stopped_reset_and_rewrites_the_reprocessed_records() {
     if !(util::require_kafka() && util::require_connect()) {
@@ -209,22 +224,7 @@ async fn sink_connector_is_stopped_reset_and_rewrites_the_reprocessed_records() 
         blocked.stderr
     );
 
-    let done = ov(
-        &store,
-        &[
-            "restore",
-            "--latest",
-            "--connector",
-            &name,
-            "--stop-connectors",
-            "--execute",
-            "--output",
-            "json",
-        ],
-    )
-    .await
-    .ok()
-    .json();
+    let done = restore_connector_latest(&store, &name).await;
     assert_eq!(done["verified"], true);
     assert_eq!(done["plan"]["groups"][0]["partitions"][0]["target"], 5);
     assert_eq!(done["resumed"][0], format!("{name}: back to RUNNING"));
@@ -274,22 +274,7 @@ async fn source_connector_rereads_its_file_from_the_snapshot_position() {
     std::fs::write(&input, "a1\na2\na3\nb1\nb2\n").unwrap();
     util::read_records(&topic, 5, Duration::from_secs(60)).await;
 
-    let done = ov(
-        &store,
-        &[
-            "restore",
-            "--latest",
-            "--connector",
-            &name,
-            "--stop-connectors",
-            "--execute",
-            "--output",
-            "json",
-        ],
-    )
-    .await
-    .ok()
-    .json();
+    let done = restore_connector_latest(&store, &name).await;
     assert_eq!(done["verified"], true, "{done:#}");
     let planned = &done["plan"]["connectors"][0];
     assert_eq!(planned["method"], "rest");
