@@ -1,0 +1,39 @@
+# shellcheck shell=bash disable=SC2034  # variables are used by the scripts that source this file
+# Shared settings of the local test environment, sourced by scripts/test-env and the
+# scripts/kafka-* tool wrappers. Not meant to be run on its own.
+
+OV_REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+OV_SCRIPTS_DIR="$OV_REPO_DIR/scripts"
+OV_FIXTURES_DIR="$OV_REPO_DIR/fixtures/test-env"
+
+# Versions. Kafka 4.3.1 is the newest 4.x release whose jars are all on Maven Central
+# (for 4.3.2 and 4.4.0 the connect-file artifact, which holds the FileStream connectors, is missing).
+OV_KAFKA_VERSION="${OV_KAFKA_VERSION:-4.3.1}"
+OV_LOG4J_VERSION="${OV_LOG4J_VERSION:-2.25.3}"
+OV_S3S_FS_VERSION="0.14.1"
+
+# Where downloaded and built things are kept between runs, and where a running environment lives.
+OV_CACHE_DIR="${OV_CACHE_DIR:-$HOME/.cache/offset-vault}"
+OV_TEST_ENV_DIR="${OV_TEST_ENV_DIR:-$OV_REPO_DIR/target/test-env}"
+
+OV_KAFKA_HOME="$OV_CACHE_DIR/kafka-$OV_KAFKA_VERSION"
+OV_KAFKA_LIBS="$OV_KAFKA_HOME/libs"
+OV_S3S_FS_ROOT="$OV_CACHE_DIR/s3s-fs-$OV_S3S_FS_VERSION"
+OV_S3S_FS_BIN="$OV_S3S_FS_ROOT/bin/s3s-fs"
+OV_VENV_DIR="$OV_CACHE_DIR/venv"
+
+# Fixed addresses and credentials of the local services.
+OV_HOST="127.0.0.1"
+OV_KAFKA_PORT=19092
+OV_KAFKA_CONTROLLER_PORT=19093
+OV_CONNECT_PORT=18083
+OV_S3_PORT=19000
+OV_S3_BUCKET_NAME="offset-vault-test"
+OV_S3_ACCESS_KEY_VALUE="ovtestaccess"
+OV_S3_SECRET_KEY_VALUE="ovtestsecret-0123456789"
+OV_S3_REGION_VALUE="us-east-1"
+
+# True when the Kafka jars are fully in the cache.
+ov_kafka_jars_cached() {
+  [[ -f "$OV_KAFKA_HOME/.complete" && -d "$OV_KAFKA_LIBS" ]]
+}
