@@ -100,9 +100,6 @@ pub fn encode_offsets(meta: &SnapshotMeta, groups: &[GroupSnapshot]) -> Result<V
             .with_timezone("UTC"),
         ),
     ];
-    let schema = Arc::new(schema());
-    let batch = RecordBatch::try_new(schema.clone(), columns).map_err(enc_err)?;
-
     let headers: Vec<GroupSnapshot> = groups
         .iter()
         .map(|g| GroupSnapshot {
@@ -110,17 +107,25 @@ pub fn encode_offsets(meta: &SnapshotMeta, groups: &[GroupSnapshot]) -> Result<V
             ..g.clone()
         })
         .collect();
-    let kv = vec![
-        KeyValue::new(KV_FORMAT_VERSION.into(), FORMAT_VERSION.to_string()),
-        KeyValue::new(
-            KV_SNAPSHOT.into(),
+    // In the file's key-value metadata, and on the Arrow schema too, since readers that rebuild
+    // the schema from it (pyarrow) show only the schema's metadata.
+    let metadata = std::collections::HashMap::from([
+        (KV_FORMAT_VERSION.to_string(), FORMAT_VERSION.to_string()),
+        (
+            KV_SNAPSHOT.to_string(),
             serde_json::to_string(meta).map_err(enc_err)?,
         ),
-        KeyValue::new(
-            KV_GROUPS.into(),
+        (
+            KV_GROUPS.to_string(),
             serde_json::to_string(&headers).map_err(enc_err)?,
         ),
-    ];
+    ]);
+    let kv: Vec<KeyValue> = metadata
+        .iter()
+        .map(|(k, v)| KeyValue::new(k.clone(), v.clone()))
+        .collect();
+    let schema = Arc::new(schema().with_metadata(metadata));
+    let batch = RecordBatch::try_new(schema.clone(), columns).map_err(enc_err)?;
     let props = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .set_key_value_metadata(Some(kv))

@@ -350,10 +350,13 @@ t = pq.read_table(sys.argv[1])
 meta = {k.decode(): v.decode() for k, v in t.schema.metadata.items() if k.startswith(b"offset_vault")}
 rows = [{k: (str(v) if k.endswith("_at") or k.endswith("timestamp") else v) for k, v in r.items()} for r in t.to_pylist()]
 ts = [None if r["last_record_timestamp"] is None else int(r["last_record_timestamp"].timestamp() * 1000) for r in t.to_pylist()]
-print(json.dumps({"schema": {f.name: str(f.type) for f in t.schema}, "rows": rows, "ts": ts, "meta": meta}))
+import duckdb
+archive = sys.argv[2] + "/snapshots/*/*/offsets.parquet"
+hive = duckdb.sql(f"SELECT count(*), min(CAST(date AS VARCHAR)) FROM read_parquet('{archive}', hive_partitioning = true)").fetchall()[0]
+print(json.dumps({"schema": {f.name: str(f.type) for f in t.schema}, "rows": rows, "ts": ts, "meta": meta, "hive": [hive[0], hive[1]]}))
 "#;
     let out = std::process::Command::new(util::python())
-        .args(["-c", script, file.to_str().unwrap()])
+        .args(["-c", script, file.to_str().unwrap(), &store])
         .output()
         .unwrap();
     assert!(
@@ -369,6 +372,10 @@ print(json.dumps({"schema": {f.name: str(f.type) for f in t.schema}, "rows": row
     assert_eq!(schema["captured_at"], "timestamp[us, tz=UTC]");
     assert_eq!(schema["last_record_timestamp"], "timestamp[ms, tz=UTC]");
     assert_eq!(read["meta"]["offset_vault.format_version"], "1.0");
+
+    // The date folders are Hive partitions: DuckDB reads the archive with a `date` column.
+    let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    assert_eq!(read["hive"], serde_json::json!([2, today]));
 
     let rows = read["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2);
