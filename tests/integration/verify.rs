@@ -290,9 +290,7 @@ async fn bad_selections_are_refused_before_any_io() {
     .await
     .expect_code(2);
     // Commands of later versions say so and fail.
-    let run = ov_raw(["prune".to_string()].to_vec())
-        .await
-        .expect_code(2);
+    let run = ov_raw(["prune".to_string()].to_vec()).await.expect_code(2);
     assert!(run.stderr.contains("not implemented yet"), "{}", run.stderr);
 }
 
