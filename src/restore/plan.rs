@@ -367,11 +367,17 @@ pub fn build(
             None
         } else {
             let who = describe_members(&lg.members);
+            let in_plan = |c: &str| connector_plans.iter().any(|p| p.name == c);
             Some(match &g.connector {
                 Some(c) => format!(
-                    "group {} is {state} with {} member(s) ({who}); it belongs to connector {c}: add --connector {c} --stop-connectors to stop it during the restore, or stop it first (PUT /connectors/{c}/stop)",
+                    "group {} is {state} with {} member(s) ({who}); it belongs to connector {c}: {} to stop it during the restore, or stop it first (PUT /connectors/{c}/stop)",
                     g.group_id,
-                    lg.members.len()
+                    lg.members.len(),
+                    if in_plan(c) {
+                        "pass --stop-connectors".to_string()
+                    } else {
+                        format!("add --connector {c} --stop-connectors")
+                    }
                 ),
                 None => format!(
                     "group {} is {state} with {} member(s) ({who}); stop those consumers and wait until the group is Empty, then run the restore again",
