@@ -41,13 +41,30 @@ pub struct Outcome {
 
 const POLL: Duration = Duration::from_millis(500);
 
-/// Stops a connector and waits until it reports STOPPED with no tasks.
+/// Stops a connector and waits until it reports STOPPED with no tasks. Workers older than Kafka
+/// Connect 3.5 have no stop endpoint: the connector is paused instead, and the caller's wait for
+/// an empty group decides whether that was enough (a paused sink task stays in its group).
 async fn stop_connector(client: &ConnectClient, name: &str, timeout: Duration) -> Result<()> {
-    client.stop(name).await?;
+    let paused = match client.stop(name).await {
+        Ok(()) => false,
+        Err(Error::Connect {
+            status: 404 | 405, ..
+        }) => {
+            tracing::warn!("the worker has no stop endpoint (Kafka Connect < 3.5); pausing {name}");
+            client.pause(name).await?;
+            true
+        }
+        Err(e) => return Err(e),
+    };
     let deadline = Instant::now() + timeout;
     loop {
         let st = client.status(name).await?;
-        if st.connector.state == "STOPPED" && st.tasks.is_empty() {
+        let done = if paused {
+            st.connector.state == "PAUSED" && st.tasks.iter().all(|t| t.state == "PAUSED")
+        } else {
+            st.connector.state == "STOPPED" && st.tasks.is_empty()
+        };
+        if done {
             return Ok(());
         }
         if Instant::now() > deadline {

@@ -246,6 +246,7 @@ pub(crate) async fn live_view(
     view.watermarks = kafka.watermarks(&partitions).await?;
     if by_timestamp {
         view.translated = translate_by_time(kafka, groups, &view).await?;
+        view.by_timestamp = true;
     }
     let mut clients_by_name = BTreeMap::new();
     for c in connectors {

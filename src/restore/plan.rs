@@ -194,6 +194,8 @@ pub struct LiveView {
     /// Partition count per existing topic.
     pub topics: BTreeMap<String, i32>,
     pub watermarks: BTreeMap<TopicPartition, Watermarks>,
+    /// Targets are translated by time (`--by-timestamp`).
+    pub by_timestamp: bool,
     /// Per (group, partition): the target translated by time, with a note.
     pub translated: BTreeMap<(String, TopicPartition), (i64, String)>,
     /// `None` for a connector that does not exist now.
@@ -250,6 +252,8 @@ fn plan_partition(
         p.note = Some(note.clone());
         // The epoch belongs to the old offset on the old log.
         p.leader_epoch = None;
+    } else if live.by_timestamp {
+        p.note = Some("no record timestamp in the snapshot: its offset is used as it is".into());
     }
     let mut target = p.target.expect("set above");
     let below = marks.log_start.filter(|s| target < *s);

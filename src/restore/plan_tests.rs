@@ -255,19 +255,22 @@ fn active_group_blocks_and_names_its_members() {
 #[test]
 fn time_translation_replaces_the_target() {
     let mut view = live("Empty", &[(0, 60)]);
+    view.by_timestamp = true;
     view.translated
         .insert(("g".into(), ("t".into(), 0)), (33, "by time".into()));
-    let plan = build(
-        "id",
-        &[group("g", vec![target("t", 0, 40)])],
-        &[],
-        &view,
-        &PlanOptions::default(),
-    );
+    let snap = [group("g", vec![target("t", 0, 40), target("t", 1, 50)])];
+    let plan = build("id", &snap, &[], &view, &PlanOptions::default());
     let p = &plan.groups[0].partitions[0];
     assert_eq!(
         (p.snapshot_offset, p.target, p.leader_epoch),
         (Some(40), Some(33), None)
+    );
+    // A partition without a recorded timestamp keeps its offset, and the plan says so.
+    let q = &plan.groups[0].partitions[1];
+    assert_eq!(q.target, Some(50));
+    assert!(
+        q.note.as_deref().unwrap().contains("no record timestamp"),
+        "{q:?}"
     );
 }
 

@@ -58,10 +58,20 @@ async fn restore_resets_a_group_exactly_and_the_undo_snapshot_restores_the_later
     assert_eq!(later, BTreeMap::from([(0, 11), (1, 11), (2, 11)]));
 
     // Dry run: the plan, exit 0, nothing changed.
-    let dry = ov(&store, &["restore", &id, "--output", "json"])
-        .await
-        .ok()
-        .json();
+    let plan_file = tempfile::NamedTempFile::new().unwrap();
+    let plan_path = plan_file.path().to_str().unwrap();
+    let dry = ov(
+        &store,
+        &["restore", &id, "--output", "json", "--plan-file", plan_path],
+    )
+    .await
+    .ok()
+    .json();
+    let written: Value = serde_json::from_slice(&std::fs::read(plan_file.path()).unwrap()).unwrap();
+    assert_eq!(
+        written, dry["plan"],
+        "--plan-file holds the plan that was printed"
+    );
     assert_eq!(dry["executed"], false);
     let plan = &dry["plan"];
     assert_eq!(plan["applicable"], true);

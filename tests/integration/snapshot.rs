@@ -227,8 +227,27 @@ async fn sink_and_source_connectors_to_s3_with_redacted_secrets() {
 
     let prefix = unique_name("snap-s3");
     let store = util::s3_url(&prefix);
+    let json_id = snapshot(
+        &store,
+        &[
+            "--connector",
+            &sink,
+            "--connector",
+            &source,
+            "--format",
+            "json",
+        ],
+    )
+    .await;
     let id = snapshot(&store, &["--connector", &sink, "--connector", &source]).await;
     let shown = show(&store, &id).await;
+    let shown_json = show(&store, &json_id).await;
+    assert_eq!(shown_json["manifest"]["format"], "json");
+    assert_eq!(
+        shown_json["groups"], shown["groups"],
+        "both formats hold the same offsets"
+    );
+    assert_eq!(shown_json["connectors"].as_array().map(Vec::len), Some(2));
 
     let connectors = shown["connectors"].as_array().expect("connectors");
     assert_eq!(connectors.len(), 2);
