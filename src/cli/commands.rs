@@ -33,8 +33,9 @@ fn not_yet(name: &str) -> Result<i32> {
     )))
 }
 
+/// The store, to read from (a missing local directory is an error).
 pub(super) fn open_store(cli: &Cli) -> Result<Store> {
-    Store::open(cli.global.store_url()?, cli.global.timeout)
+    Store::open_existing(cli.global.store_url()?, cli.global.timeout)
 }
 
 async fn cmd_snapshot(cli: &Cli, args: &SnapshotArgs) -> Result<i32> {
@@ -46,7 +47,7 @@ async fn cmd_snapshot(cli: &Cli, args: &SnapshotArgs) -> Result<i32> {
     validate(&selection, connect.len())?;
     let tags = super::parse_tags(&args.tags)?;
     let settings = cli.global.kafka_settings()?;
-    let store = open_store(cli)?;
+    let store = Store::open(cli.global.store_url()?, cli.global.timeout)?;
     if args.include_secrets {
         tracing::warn!(
             "--include-secrets: connector configs are stored with their secrets in clear"

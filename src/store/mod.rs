@@ -45,14 +45,31 @@ fn local_root(url: &str) -> Option<PathBuf> {
 }
 
 impl Store {
-    /// Opens the store at `url`. A local directory is created if missing.
+    /// Opens the store at `url` to read and write. A local directory is created if missing.
     pub fn open(url: &str, timeout: Duration) -> Result<Self> {
+        Self::open_with(url, timeout, true)
+    }
+
+    /// Opens an existing store to read: a local directory that does not exist is an error, so
+    /// a mistyped path is not taken for an empty store.
+    pub fn open_existing(url: &str, timeout: Duration) -> Result<Self> {
+        Self::open_with(url, timeout, false)
+    }
+
+    fn open_with(url: &str, timeout: Duration, create: bool) -> Result<Self> {
         if url.trim().is_empty() {
             return Err(Error::usage(
                 "no store: pass --store URL (a directory, file:///path or s3://bucket/prefix) or set OFFSET_VAULT_STORE",
             ));
         }
         if let Some(root) = local_root(url) {
+            if !create && !root.is_dir() {
+                return Err(Error::NotFound {
+                    what: "store directory",
+                    name: root.display().to_string(),
+                    hint: "; check --store (snapshot creates it)".into(),
+                });
+            }
             std::fs::create_dir_all(&root).map_err(|e| {
                 Error::store(
                     url,

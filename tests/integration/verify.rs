@@ -289,6 +289,17 @@ async fn bad_selections_are_refused_before_any_io() {
     )
     .await
     .expect_code(2);
+    // A mistyped local store is not taken for an empty one.
+    let missing = format!("{store}-typo");
+    let run = ov_raw(["--store", &missing, "list"].map(String::from).to_vec())
+        .await
+        .expect_code(4);
+    assert!(
+        run.stderr.contains("store directory not found"),
+        "{}",
+        run.stderr
+    );
+    assert!(!std::path::Path::new(&missing).exists());
     // Commands of later versions say so and fail.
     let run = ov_raw(["prune".to_string()].to_vec()).await.expect_code(2);
     assert!(run.stderr.contains("not implemented yet"), "{}", run.stderr);
