@@ -286,7 +286,8 @@ pub async fn capture(
                 ));
             }
         }
-        let partitions = committed
+        let had_offsets = !committed.is_empty();
+        let partitions: Vec<PartitionOffset> = committed
             .into_iter()
             .filter(|c| topic_filter.is_empty() || topic_filter.contains(c.topic.as_str()))
             .map(|c| PartitionOffset {
@@ -301,6 +302,12 @@ pub async fn capture(
                 last_record_timestamp: None,
             })
             .collect();
+        // With --topic, groups found by pattern or --all-groups that have nothing on those topics
+        // are left out; groups named or owned by a named connector stay, even if empty.
+        let named = selection.groups.contains(group_id) || connector.is_some();
+        if had_offsets && partitions.is_empty() && !named {
+            continue;
+        }
         groups.push(GroupSnapshot {
             group_id: group_id.clone(),
             state: desc

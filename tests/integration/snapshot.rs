@@ -413,3 +413,38 @@ print(json.dumps({"schema": {f.name: str(f.type) for f in t.schema}, "rows": row
         assert_eq!(read["ts"][i].as_i64(), Some(expected_ts), "partition {p}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn topic_filter_keeps_only_those_topics_and_the_groups_on_them() {
+    if !util::require_kafka() {
+        return;
+    }
+    let base = unique_name("snap-topics");
+    let (t1, t2) = (format!("{base}-one"), format!("{base}-two"));
+    for t in [&t1, &t2] {
+        util::create_topic(t, 1).await;
+        util::produce(t, 0, 4).await;
+    }
+    let (both, only_two) = (format!("{base}-g-both"), format!("{base}-g-two"));
+    util::consume_and_commit(&both, &t1, Take::Total(3)).await;
+    util::consume_and_commit(&both, &t2, Take::Total(2)).await;
+    util::consume_and_commit(&only_two, &t2, Take::Total(1)).await;
+
+    let (_dir, store) = local_store();
+    let pattern = format!("{base}-g-.*");
+    let id = snapshot(&store, &["--group-pattern", &pattern, "--topic", &t1]).await;
+    let shown = show(&store, &id).await;
+    let groups = shown["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 1, "{shown:#}");
+    assert_eq!(
+        shown_offsets(&shown, &both),
+        BTreeMap::from([((t1.clone(), 0), (3, 4, 1))])
+    );
+    // Named groups stay, even with nothing on the topic.
+    let id = snapshot(&store, &["--group", &only_two, "--topic", &t1]).await;
+    let shown = show(&store, &id).await;
+    assert_eq!(
+        group_of(&shown, &only_two)["partitions"],
+        serde_json::json!([])
+    );
+}
