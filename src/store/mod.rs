@@ -239,14 +239,6 @@ impl Store {
             .filter_map(|p| p.filename().map(str::to_string))
             .collect())
     }
-
-    /// Deletes one object (retention only).
-    pub async fn delete(&self, key: &str) -> Result<()> {
-        self.inner
-            .delete(&Path::from(key))
-            .await
-            .map_err(|e| self.err(key, e))
-    }
 }
 
 #[cfg(unix)]
@@ -258,4 +250,46 @@ fn set_owner_only(path: &std::path::Path) -> std::io::Result<()> {
 #[cfg(not(unix))]
 fn set_owner_only(_: &std::path::Path) -> std::io::Result<()> {
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn local_writes_are_create_only_and_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = dir.path().join("vault").to_str().unwrap().to_string();
+        assert!(Store::open_existing(&url, Duration::from_secs(5)).is_err());
+        let store = Store::open(&url, Duration::from_secs(5)).unwrap();
+        store
+            .put_new("a/b.json", Bytes::from_static(b"one"))
+            .await
+            .unwrap();
+        let err = store
+            .put_new("a/b.json", Bytes::from_static(b"two"))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("refusing to overwrite"), "{err}");
+        assert_eq!(
+            store.get("a/b.json").await.unwrap(),
+            Bytes::from_static(b"one")
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let meta = std::fs::metadata(dir.path().join("vault/a/b.json")).unwrap();
+            assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        }
+        assert_eq!(store.folders("").await.unwrap(), vec!["a".to_string()]);
+        let listed = store.list("a").await.unwrap();
+        assert_eq!(
+            listed,
+            vec![Object {
+                key: "a/b.json".into(),
+                size: 3
+            }]
+        );
+        assert!(Store::open_existing(&url, Duration::from_secs(5)).is_ok());
+    }
 }
