@@ -296,8 +296,8 @@ async fn sink_and_source_connectors_to_s3_with_redacted_secrets() {
         .unwrap();
     assert_eq!(
         objects.len(),
-        3,
-        "offsets, connectors and manifest: {objects:?}"
+        6,
+        "two snapshots of offsets, connectors and manifest: {objects:?}"
     );
     for o in objects {
         let bytes = object_store::ObjectStoreExt::get(&s3, &o.location)
