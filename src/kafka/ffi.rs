@@ -46,19 +46,9 @@ pub struct GroupDescription {
     pub error: Option<String>,
 }
 
-/// A committed offset as stored by the group coordinator.
+/// A group's offset on one partition: as committed (read), or to commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CommittedOffset {
-    pub topic: String,
-    pub partition: i32,
-    pub offset: i64,
-    pub leader_epoch: Option<i32>,
-    pub metadata: Option<String>,
-}
-
-/// An offset to commit for a group.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OffsetToCommit {
+pub struct GroupOffset {
     pub topic: String,
     pub partition: i32,
     pub offset: i64,
@@ -358,7 +348,7 @@ pub fn list_group_offsets<C: ClientContext>(
     client: &Client<C>,
     group: &str,
     timeout: Duration,
-) -> Result<Vec<CommittedOffset>> {
+) -> Result<Vec<GroupOffset>> {
     let name = CString::new(group).map_err(|_| Error::usage("a group id contains a NUL byte"))?;
     // SAFETY: the request copies the group name; a null partition list means "all partitions".
     let request = Owned::new(
@@ -399,7 +389,7 @@ pub fn list_group_offsets<C: ClientContext>(
             }
             // A negative offset means "no committed offset" for that partition.
             if offset >= 0 {
-                out.push(CommittedOffset {
+                out.push(GroupOffset {
                     topic,
                     partition,
                     offset,
@@ -474,7 +464,7 @@ fn native_list<T>(
 pub fn alter_group_offsets<C: ClientContext>(
     client: &Client<C>,
     group: &str,
-    offsets: &[OffsetToCommit],
+    offsets: &[GroupOffset],
     timeout: Duration,
 ) -> Result<Vec<PartitionAnswer>> {
     let name = CString::new(group).map_err(|_| Error::usage("a group id contains a NUL byte"))?;

@@ -14,8 +14,7 @@ use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::{Message, Offset, TopicPartitionList};
 
 pub use ffi::{
-    CommittedOffset, GroupDescription, GroupListing, GroupMember, OffsetQuery, OffsetToCommit,
-    PartitionAnswer,
+    GroupDescription, GroupListing, GroupMember, GroupOffset, OffsetQuery, PartitionAnswer,
 };
 pub use properties::ClientProperties;
 
@@ -167,7 +166,7 @@ impl KafkaClient {
     pub async fn group_offsets(
         &self,
         groups: Vec<String>,
-    ) -> Result<BTreeMap<String, Vec<CommittedOffset>>> {
+    ) -> Result<BTreeMap<String, Vec<GroupOffset>>> {
         stream::iter(groups.into_iter().map(|group| {
             let me = self.clone();
             async move {
@@ -234,7 +233,7 @@ impl KafkaClient {
     pub async fn alter_group_offsets(
         &self,
         group: String,
-        offsets: Vec<OffsetToCommit>,
+        offsets: Vec<GroupOffset>,
     ) -> Result<Vec<PartitionAnswer>> {
         let me = self.clone();
         blocking(move || {

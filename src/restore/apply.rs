@@ -11,7 +11,7 @@ use super::plan::{self, Plan};
 use super::{live_view, Prepared, RestoreRequest};
 use crate::connect::{ConnectClient, OffsetsAnswer};
 use crate::error::{Error, Result};
-use crate::kafka::{KafkaClient, OffsetToCommit};
+use crate::kafka::{GroupOffset, KafkaClient};
 use crate::snapshot::{self, CaptureOptions, Selection};
 use crate::store::Store;
 
@@ -212,12 +212,12 @@ async fn apply_stopped(
     // Commit group offsets.
     let mut failures = Vec::new();
     for g in &plan.groups {
-        let offsets: Vec<OffsetToCommit> = g
+        let offsets: Vec<GroupOffset> = g
             .partitions
             .iter()
             .filter(|p| p.action.commits())
             .filter_map(|p| {
-                Some(OffsetToCommit {
+                Some(GroupOffset {
                     topic: p.topic.clone(),
                     partition: p.partition,
                     offset: p.target?,
