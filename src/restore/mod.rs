@@ -2,6 +2,7 @@
 //! (with `execute`) stop connectors, take an undo snapshot, apply, verify, and resume.
 
 mod apply;
+mod connector_plan;
 pub mod plan;
 
 use std::collections::{BTreeMap, BTreeSet};

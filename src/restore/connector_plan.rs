@@ -1,0 +1,132 @@
+//! The connector part of a restore plan: whether a connector must be stopped, and for source
+//! connectors which source-partition offsets the REST API will set.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::plan::{LiveView, PlanOptions};
+use crate::snapshot::model::ConnectorSnapshot;
+
+/// One source-partition of a connector, restored through the Connect REST API.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SourceOffsetPlan {
+    pub partition: Value,
+    pub current: Option<Value>,
+    pub target: Value,
+    pub changes: bool,
+}
+
+/// One connector.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConnectorPlan {
+    pub name: String,
+    pub connect_url: String,
+    pub connector_type: String,
+    /// State now (RUNNING, PAUSED, STOPPED, ...), or `None` if it does not exist.
+    pub state: Option<String>,
+    /// The restore stops it first and returns it to `state` afterwards.
+    pub stop_and_resume: bool,
+    /// How its offsets are restored: `group` (its consumer group, through Kafka) or `rest`
+    /// (`PATCH /connectors/{name}/offsets`).
+    pub method: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_id: Option<String>,
+    pub offsets: Vec<SourceOffsetPlan>,
+    /// Live source-partitions the snapshot lacks; left as they are.
+    pub not_in_snapshot: Vec<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked: Option<String>,
+    /// Why this connector cannot be restored at all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}
+
+/// A connector as it is now.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveConnector {
+    pub connect_url: String,
+    pub state: String,
+    pub offsets: Option<Vec<Value>>,
+}
+
+pub(super) fn plan_connector(
+    c: &ConnectorSnapshot,
+    live: &LiveView,
+    opts: &PlanOptions,
+) -> ConnectorPlan {
+    let now = live.connectors.get(&c.name).cloned().flatten();
+    let mut plan = ConnectorPlan {
+        name: c.name.clone(),
+        connect_url: now
+            .as_ref()
+            .map(|n| n.connect_url.clone())
+            .unwrap_or_else(|| c.connect_url.clone()),
+        connector_type: c.connector_type.clone(),
+        state: now.as_ref().map(|n| n.state.clone()),
+        stop_and_resume: false,
+        method: if c.connector_type == "sink" {
+            "group"
+        } else {
+            "rest"
+        }
+        .into(),
+        group_id: c.group_id.clone(),
+        offsets: Vec::new(),
+        not_in_snapshot: Vec::new(),
+        blocked: None,
+        problem: None,
+    };
+    let Some(now) = now else {
+        plan.problem = Some(format!(
+            "it does not exist on {} now; create it again (with its config from the snapshot) and stop it, then restore",
+            c.connect_url
+        ));
+        return plan;
+    };
+    if plan.method == "rest" {
+        match &c.offsets {
+            None => {
+                plan.problem = Some(format!(
+                    "the snapshot holds no offsets for it ({})",
+                    c.offsets_unavailable.as_deref().unwrap_or("not captured")
+                ));
+            }
+            Some(targets) => {
+                let current: Vec<(Value, Value)> = now
+                    .offsets
+                    .iter()
+                    .flatten()
+                    .map(|o| (o["partition"].clone(), o["offset"].clone()))
+                    .collect();
+                for t in targets {
+                    let cur = current
+                        .iter()
+                        .find(|(p, _)| *p == t["partition"])
+                        .map(|(_, o)| o.clone());
+                    plan.offsets.push(SourceOffsetPlan {
+                        partition: t["partition"].clone(),
+                        changes: cur.as_ref() != Some(&t["offset"]),
+                        current: cur,
+                        target: t["offset"].clone(),
+                    });
+                }
+                plan.not_in_snapshot = current
+                    .iter()
+                    .filter(|(p, _)| !targets.iter().any(|t| t["partition"] == *p))
+                    .map(|(p, _)| p.clone())
+                    .collect();
+            }
+        }
+    }
+    if now.state != "STOPPED" {
+        if opts.stop_connectors {
+            plan.stop_and_resume = true;
+        } else {
+            plan.blocked = Some(format!(
+                "connector {} is {}: its offsets can change only while it is STOPPED; pass --stop-connectors to stop it and return it to {} afterwards",
+                c.name, now.state, now.state
+            ));
+        }
+    }
+    plan
+}
