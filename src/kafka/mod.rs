@@ -183,13 +183,14 @@ impl KafkaClient {
     }
 
     /// Log-start and log-end offsets of a set of partitions: two batched requests in all.
-    /// A partition the broker reports an error for (e.g. its topic is gone) gets `None`s.
+    /// Partitions with an error are asked again a few times (leadership moves, metadata
+    /// refreshes); one that still fails (e.g. its topic is gone) gets `None` and a warning.
     pub async fn watermarks(
         &self,
         partitions: &BTreeSet<TopicPartition>,
     ) -> Result<BTreeMap<TopicPartition, Watermarks>> {
-        let earliest = self.list_offsets(partitions, OffsetQuery::Earliest);
-        let latest = self.list_offsets(partitions, OffsetQuery::Latest);
+        let earliest = self.list_offsets_retrying(partitions, OffsetQuery::Earliest);
+        let latest = self.list_offsets_retrying(partitions, OffsetQuery::Latest);
         let (earliest, latest) = futures::try_join!(earliest, latest)?;
         Ok(partitions
             .iter()
@@ -201,6 +202,36 @@ impl KafkaClient {
                 (tp.clone(), w)
             })
             .collect())
+    }
+
+    /// [`Self::list_offsets`], asking again for the partitions that failed.
+    async fn list_offsets_retrying(
+        &self,
+        partitions: &BTreeSet<TopicPartition>,
+        query: OffsetQuery,
+    ) -> Result<HashMap<TopicPartition, std::result::Result<i64, String>>> {
+        const ATTEMPTS: u32 = 4;
+        let mut answers = self.list_offsets(partitions, query).await?;
+        for attempt in 1..ATTEMPTS {
+            let failed: BTreeSet<TopicPartition> = partitions
+                .iter()
+                .filter(|tp| !matches!(answers.get(*tp), Some(Ok(_))))
+                .cloned()
+                .collect();
+            if failed.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200 * u64::from(attempt))).await;
+            answers.extend(self.list_offsets(&failed, query).await?);
+        }
+        for tp in partitions {
+            match answers.get(tp) {
+                Some(Ok(_)) => {}
+                Some(Err(e)) => tracing::warn!("{query:?} offset of {}[{}]: {e}", tp.0, tp.1),
+                None => tracing::warn!("{query:?} offset of {}[{}]: no answer", tp.0, tp.1),
+            }
+        }
+        Ok(answers)
     }
 
     /// One offset lookup per partition, all in one batched request.
@@ -302,6 +333,7 @@ fn read_records_at(
         .assign(&tpl)
         .map_err(|e| Error::kafka("assign", e))?;
     let mut found = HashMap::new();
+    let mut last_error = None;
     while !wanted.is_empty() && Instant::now() < deadline {
         match consumer.poll(Duration::from_millis(200)) {
             Some(Ok(msg)) => {
@@ -316,14 +348,24 @@ fn read_records_at(
                     }
                 }
             }
-            Some(Err(e)) => tracing::debug!("reading last-record timestamps: {e}"),
+            Some(Err(e)) => {
+                tracing::debug!("reading last-record timestamps: {e}");
+                last_error = Some(e.to_string());
+            }
             None => {}
         }
     }
     if !wanted.is_empty() {
+        let missing: Vec<String> = wanted
+            .iter()
+            .map(|((t, p), o)| format!("{t}[{p}]@{o}"))
+            .collect();
         tracing::warn!(
-            "no last-record timestamp for {} partition(s) (record not read in time)",
-            wanted.len()
+            "no last-record timestamp for {} (record not read within the timeout{})",
+            missing.join(", "),
+            last_error
+                .map(|e| format!("; last consumer error: {e}"))
+                .unwrap_or_default()
         );
     }
     Ok(found)

@@ -347,17 +347,18 @@ async fn parquet_snapshot_reads_in_pyarrow_with_typed_columns() {
         util::consume_and_commit(&group, &topic, Take::per_partition(&[(0, 5), (1, 2)])).await;
 
     let (_dir, store) = local_store();
-    let id = snapshot(
-        &store,
-        &[
-            "--group",
-            &group,
-            "--with-timestamps",
-            "--format",
-            "parquet",
-        ],
-    )
-    .await;
+    let args = [
+        "snapshot",
+        "--output",
+        "json",
+        "--group",
+        &group,
+        "--with-timestamps",
+        "--format",
+        "parquet",
+    ];
+    let run = ov(&store, &args).await.ok();
+    let id = run.json()["id"].as_str().unwrap().to_string();
     let file = local_files(&store, &id)
         .into_iter()
         .find(|f| f.ends_with("offsets.parquet"))
@@ -410,7 +411,12 @@ print(json.dumps({"schema": {f.name: str(f.type) for f in t.schema}, "rows": row
         assert_eq!(row["lag"].as_i64(), Some(end - offset));
         // The last consumed record is offset - 1, produced at base (+500 on p1) + (offset-1) s.
         let expected_ts = base + if p == 1 { 500 } else { 0 } + (offset - 1) * 1000;
-        assert_eq!(read["ts"][i].as_i64(), Some(expected_ts), "partition {p}");
+        assert_eq!(
+            read["ts"][i].as_i64(),
+            Some(expected_ts),
+            "partition {p}; snapshot stderr:\n{}",
+            run.stderr
+        );
     }
 }
 
