@@ -63,7 +63,7 @@ pub async fn cmd_restore(cli: &Cli, args: &RestoreArgs) -> Result<i32> {
     let store = open_store(cli)?;
     let kafka = KafkaClient::connect(settings).await?;
 
-    let (prepared, by_name) = restore::prepare(&store, &kafka, &clients, &req).await?;
+    let prepared = restore::prepare(&store, &kafka, &clients, &req).await?;
     eprintln!(
         "using snapshot {} ({}), verified",
         prepared.loaded.manifest.meta.id, prepared.chosen_because
@@ -93,7 +93,7 @@ pub async fn cmd_restore(cli: &Cli, args: &RestoreArgs) -> Result<i32> {
     if cli.global.output == OutputFormat::Table {
         print_plan(&prepared.plan);
     }
-    let outcome = restore::execute(&store, &kafka, &by_name, &clients, &prepared, &req).await?;
+    let outcome = restore::execute(&store, &kafka, &clients, &prepared, &req).await?;
     let failed =
         outcome.checks.iter().filter(|c| !c.ok).count() + outcome.connector_mismatches.len();
     let undo_command = outcome.undo_snapshot.as_ref().map(|id| {

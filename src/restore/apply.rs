@@ -122,11 +122,11 @@ async fn resume_all(stopped: &[(ConnectClient, String, String)]) -> (Vec<String>
 pub async fn execute(
     store: &Store,
     kafka: &KafkaClient,
-    clients: &BTreeMap<String, ConnectClient>,
     all_clients: &[ConnectClient],
     prepared: &Prepared,
     req: &RestoreRequest,
 ) -> Result<Outcome> {
+    let clients = &prepared.connect_by_name;
     let first = &prepared.plan;
     if !first.applicable {
         return Err(Error::NotApplicable(format!(
@@ -158,7 +158,7 @@ pub async fn execute(
                 wait_group_empty(kafka, g, req.wait_timeout).await?;
             }
         }
-        apply_stopped(store, kafka, clients, all_clients, prepared, req).await
+        apply_stopped(store, kafka, all_clients, prepared, req).await
     }
     .await;
     let (resumed, resume_errors) = resume_all(&stopped).await;
@@ -174,11 +174,11 @@ pub async fn execute(
 async fn apply_stopped(
     store: &Store,
     kafka: &KafkaClient,
-    clients: &BTreeMap<String, ConnectClient>,
     all_clients: &[ConnectClient],
     prepared: &Prepared,
     req: &RestoreRequest,
 ) -> Result<Outcome> {
+    let clients = &prepared.connect_by_name;
     // Re-plan: stopping a sink connector commits its final offsets, and the state may have moved.
     let (view, _) = live_view(
         kafka,

@@ -59,6 +59,8 @@ pub struct Prepared {
     pub groups: Vec<GroupSnapshot>,
     pub connectors: Vec<ConnectorSnapshot>,
     pub plan: Plan,
+    /// Where each connector of the plan lives now.
+    pub connect_by_name: BTreeMap<String, ConnectClient>,
 }
 
 /// Chooses the snapshot: by id, the latest, or the newest before a time, among complete
@@ -357,7 +359,7 @@ pub async fn prepare(
     kafka: &KafkaClient,
     clients: &[ConnectClient],
     req: &RestoreRequest,
-) -> Result<(Prepared, BTreeMap<String, ConnectClient>)> {
+) -> Result<Prepared> {
     let (manifest, chosen_because) = choose(store, req).await?;
     let loaded = repo::load_verified(store, &manifest).await?;
     if loaded.manifest.meta.cluster_id != kafka.cluster_id() && !req.allow_other_cluster {
@@ -377,14 +379,12 @@ pub async fn prepare(
         &view,
         &req.plan,
     );
-    Ok((
-        Prepared {
-            loaded,
-            chosen_because,
-            groups,
-            connectors,
-            plan,
-        },
-        by_name,
-    ))
+    Ok(Prepared {
+        loaded,
+        chosen_because,
+        groups,
+        connectors,
+        plan,
+        connect_by_name: by_name,
+    })
 }

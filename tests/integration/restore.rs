@@ -39,6 +39,38 @@ async fn filled_topic(prefix: &str, partitions: i32, per_partition: usize) -> St
     topic
 }
 
+/// A group on a filled topic with `first` records per partition committed and snapshotted (with
+/// `snapshot_args` added) into a fresh local store.
+struct Snapshotted {
+    topic: String,
+    group: String,
+    store: String,
+    id: String,
+    _dir: tempfile::TempDir,
+}
+
+async fn snapshotted_group(
+    prefix: &str,
+    partitions: i32,
+    first: usize,
+    snapshot_args: &[&str],
+) -> Snapshotted {
+    let topic = filled_topic(prefix, partitions, 20).await;
+    let group = unique_name(&format!("{prefix}-g"));
+    util::consume_and_commit(&group, &topic, per_partition(first, partitions)).await;
+    let (dir, store) = local_store();
+    let mut args = vec!["--group", group.as_str()];
+    args.extend_from_slice(snapshot_args);
+    let id = snapshot(&store, &args).await;
+    Snapshotted {
+        topic,
+        group,
+        store,
+        id,
+        _dir: dir,
+    }
+}
+
 fn per_partition(n: usize, partitions: i32) -> Take {
     Take::PerPartition((0..partitions).map(|p| (p, n)).collect())
 }
@@ -48,11 +80,13 @@ async fn restore_resets_a_group_exactly_and_the_undo_snapshot_restores_the_later
     if !util::require_kafka() {
         return;
     }
-    let topic = filled_topic("restore-rt", 3, 20).await;
-    let group = unique_name("restore-rt-g");
-    util::consume_and_commit(&group, &topic, per_partition(5, 3)).await;
-    let (_dir, store) = local_store();
-    let id = snapshot(&store, &["--group", &group]).await;
+    let Snapshotted {
+        topic,
+        group,
+        store,
+        id,
+        _dir,
+    } = snapshotted_group("restore-rt", 3, 5, &[]).await;
     util::consume_and_commit(&group, &topic, per_partition(6, 3)).await;
     let later = reference(&group, &topic).await;
     assert_eq!(later, BTreeMap::from([(0, 11), (1, 11), (2, 11)]));
@@ -118,11 +152,13 @@ async fn an_active_group_is_refused_and_left_unchanged() {
     if !util::require_kafka() {
         return;
     }
-    let topic = filled_topic("restore-active", 2, 10).await;
-    let group = unique_name("restore-active-g");
-    util::consume_and_commit(&group, &topic, per_partition(2, 2)).await;
-    let (_dir, store) = local_store();
-    let id = snapshot(&store, &["--group", &group]).await;
+    let Snapshotted {
+        topic,
+        group,
+        store,
+        id,
+        _dir,
+    } = snapshotted_group("restore-active", 2, 2, &[]).await;
     let member = ActiveConsumer::start(&group, &topic, per_partition(3, 2)).await;
     let before = reference(&group, &topic).await;
     assert_eq!(before, BTreeMap::from([(0, 5), (1, 5)]));
@@ -304,11 +340,13 @@ async fn corrupted_or_foreign_snapshots_are_refused_and_nothing_changes() {
     if !util::require_kafka() {
         return;
     }
-    let topic = filled_topic("restore-guard", 1, 10).await;
-    let group = unique_name("restore-guard-g");
-    util::consume_and_commit(&group, &topic, per_partition(3, 1)).await;
-    let (_dir, store) = local_store();
-    let id = snapshot(&store, &["--group", &group, "--format", "json"]).await;
+    let Snapshotted {
+        topic,
+        group,
+        store,
+        id,
+        _dir,
+    } = snapshotted_group("restore-guard", 1, 3, &["--format", "json"]).await;
     util::consume_and_commit(&group, &topic, per_partition(4, 1)).await;
     let before = reference(&group, &topic).await;
 
@@ -375,11 +413,13 @@ async fn out_of_range_targets_fail_the_plan_unless_clamped() {
     if !util::require_kafka() {
         return;
     }
-    let topic = filled_topic("restore-range", 1, 10).await;
-    let group = unique_name("restore-range-g");
-    util::consume_and_commit(&group, &topic, per_partition(3, 1)).await;
-    let (_dir, store) = local_store();
-    let id = snapshot(&store, &["--group", &group]).await;
+    let Snapshotted {
+        topic,
+        group,
+        store,
+        id,
+        _dir,
+    } = snapshotted_group("restore-range", 1, 3, &[]).await;
     util::consume_and_commit(&group, &topic, per_partition(5, 1)).await;
 
     // Move log-start past the snapshot's offset 3.
