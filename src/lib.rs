@@ -16,6 +16,7 @@ pub mod connect;
 pub mod error;
 pub mod format;
 pub mod kafka;
+pub mod live;
 pub mod restore;
 pub mod snapshot;
 pub mod store;

@@ -19,18 +19,12 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::List(args) => cmd_list(&cli, args).await,
         Command::Show(args) => cmd_show(&cli, args).await,
         Command::Verify(args) => cmd_verify(&cli, args).await,
-        Command::Diff(_) => not_yet("diff"),
+        Command::Diff(args) => super::archive::cmd_diff(&cli, args).await,
         Command::Restore(args) => super::restore::cmd_restore(&cli, args).await,
-        Command::Prune(_) => not_yet("prune"),
-        Command::Export(_) => not_yet("export"),
-        Command::Import(_) => not_yet("import"),
+        Command::Prune(args) => super::archive::cmd_prune(&cli, args).await,
+        Command::Export(args) => super::archive::cmd_export(&cli, args).await,
+        Command::Import(args) => super::archive::cmd_import(&cli, args).await,
     }
-}
-
-fn not_yet(name: &str) -> Result<i32> {
-    Err(Error::usage(format!(
-        "`offset-vault {name}` is not implemented yet in this version"
-    )))
 }
 
 /// The store, to read from (a missing local directory is an error).
@@ -60,6 +54,7 @@ async fn cmd_snapshot(cli: &Cli, args: &SnapshotArgs) -> Result<i32> {
         tags,
         format: args.format,
         include_secrets: args.include_secrets,
+        ..Default::default()
     };
     let captured = snapshot::capture(&kafka, &connect, &opts).await?;
     for w in &captured.warnings {

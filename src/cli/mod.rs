@@ -1,5 +1,6 @@
 //! The command line: argument types (clap), validation into library options, and printing.
 
+mod archive;
 mod commands;
 mod output;
 mod restore;
@@ -131,16 +132,16 @@ pub enum Command {
     #[command(after_long_help = VERIFY_EXAMPLES)]
     Verify(VerifyArgs),
     /// Compare two snapshots, or a snapshot with the live offsets (not implemented yet).
-    Diff(UnimplementedArgs),
+    Diff(archive::DiffArgs),
     /// Plan, and with --execute apply, a verified offset reset back to a snapshot.
     #[command(after_long_help = RESTORE_EXAMPLES)]
     Restore(RestoreArgs),
     /// Delete old snapshots by a retention policy (not implemented yet).
-    Prune(UnimplementedArgs),
+    Prune(archive::PruneArgs),
     /// Export a snapshot as kafka-consumer-groups CSV (not implemented yet).
-    Export(UnimplementedArgs),
+    Export(archive::ExportArgs),
     /// Import kafka-consumer-groups CSV as a snapshot (not implemented yet).
-    Import(UnimplementedArgs),
+    Import(archive::ImportArgs),
 }
 
 const SNAPSHOT_EXAMPLES: &str = "\
@@ -323,12 +324,6 @@ pub struct RestoreArgs {
     /// Bound on waiting for a connector to stop and its group to empty.
     #[arg(long, default_value = "2m", value_parser = parse_duration)]
     pub wait_timeout: Duration,
-}
-
-#[derive(Debug, Args)]
-pub struct UnimplementedArgs {
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
-    pub rest: Vec<String>,
 }
 
 /// Parses repeatable `KEY=VALUE` tags.

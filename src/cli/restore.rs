@@ -29,6 +29,7 @@ fn request(args: &RestoreArgs) -> Result<RestoreRequest> {
     }
     Ok(RestoreRequest {
         choice,
+        eligible: Default::default(),
         groups: args.groups.clone(),
         connectors: args.connectors.clone(),
         topics: args.topics.clone(),

@@ -53,6 +53,7 @@ mod tests {
                 ..Default::default()
             },
             tags: [("deploy".to_string(), "1".to_string())].into(),
+            ..Default::default()
         }
     }
 

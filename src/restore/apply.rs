@@ -8,11 +8,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::plan::{self, Plan};
-use super::{live_view, Prepared, RestoreRequest};
+use super::{Prepared, RestoreRequest};
 use crate::connect::{ConnectClient, OffsetsAnswer};
 use crate::error::{Error, Result};
 use crate::kafka::{GroupOffset, KafkaClient};
-use crate::snapshot::{self, CaptureOptions, Selection};
+use crate::snapshot::{self, CaptureOptions, Selection, SnapshotKind};
 use crate::store::Store;
 
 /// One partition read back after the apply.
@@ -180,7 +180,7 @@ async fn apply_stopped(
 ) -> Result<Outcome> {
     let clients = &prepared.connect_by_name;
     // Re-plan: stopping a sink connector commits its final offsets, and the state may have moved.
-    let (view, _) = live_view(
+    let (view, _) = crate::live::read(
         kafka,
         all_clients,
         &prepared.groups,
@@ -309,6 +309,8 @@ async fn take_undo(
         tags: [("undo-of".to_string(), plan.snapshot_id.clone())].into(),
         format: prepared.loaded.manifest.format,
         include_secrets: false,
+        kind: SnapshotKind::Undo,
+        undo_of: Some(plan.snapshot_id.clone()),
     };
     let captured = snapshot::capture(kafka, &connect, &opts).await?;
     let manifest = snapshot::write(store, &captured).await?;

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::plan::{LiveView, PlanOptions};
+use crate::live::LiveConnector;
 use crate::snapshot::model::ConnectorSnapshot;
 
 /// One source-partition of a connector, restored through the Connect REST API.
@@ -39,14 +40,6 @@ pub struct ConnectorPlan {
     /// Why this connector cannot be restored at all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
-}
-
-/// A connector as it is now.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LiveConnector {
-    pub connect_url: String,
-    pub state: String,
-    pub offsets: Option<Vec<Value>>,
 }
 
 pub(super) fn plan_connector(

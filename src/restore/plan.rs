@@ -9,7 +9,8 @@ use crate::kafka::{TopicPartition, Watermarks};
 use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot, Member};
 
 use super::connector_plan::plan_connector;
-pub use super::connector_plan::{ConnectorPlan, LiveConnector, SourceOffsetPlan};
+pub use super::connector_plan::{ConnectorPlan, SourceOffsetPlan};
+pub use crate::live::{LiveConnector, LiveGroup, LiveView};
 
 /// What to do with a target outside the live [log-start, log-end] range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
@@ -137,29 +138,6 @@ pub struct Plan {
     pub blocked: bool,
     /// The reasons, one line each.
     pub problems: Vec<String>,
-}
-
-/// A group as it is now.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LiveGroup {
-    pub state: String,
-    pub members: Vec<Member>,
-    pub offsets: BTreeMap<TopicPartition, i64>,
-}
-
-/// The live state the plan is computed against.
-#[derive(Debug, Clone, Default)]
-pub struct LiveView {
-    pub groups: BTreeMap<String, LiveGroup>,
-    /// Partition count per existing topic.
-    pub topics: BTreeMap<String, i32>,
-    pub watermarks: BTreeMap<TopicPartition, Watermarks>,
-    /// Targets are translated by time (`--by-timestamp`).
-    pub by_timestamp: bool,
-    /// Per (group, partition): the target translated by time, with a note.
-    pub translated: BTreeMap<(String, TopicPartition), (i64, String)>,
-    /// `None` for a connector that does not exist now.
-    pub connectors: BTreeMap<String, Option<LiveConnector>>,
 }
 
 /// Groups that may change offsets: Empty, or Dead (no group state at all any more).

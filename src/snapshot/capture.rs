@@ -10,7 +10,7 @@ use regex::Regex;
 use super::manifest::{content_sha256, FileEntry, Format, Manifest, Summary, CONNECTORS_FILE};
 use super::model::{
     ConnectorSnapshot, GroupSnapshot, Member, PartitionOffset, Selection, SnapshotContent,
-    SnapshotMeta, TaskState, FORMAT_VERSION,
+    SnapshotKind, SnapshotMeta, TaskState, FORMAT_VERSION,
 };
 use super::redact::redact_config;
 use crate::connect::{sink_group_id, ConnectClient, ConnectorInfo, ConnectorStatus, OffsetsAnswer};
@@ -27,6 +27,10 @@ pub struct CaptureOptions {
     pub tags: BTreeMap<String, String>,
     pub format: Format,
     pub include_secrets: bool,
+    /// Why the snapshot is taken.
+    pub kind: SnapshotKind,
+    /// For an undo snapshot: the snapshot the restore restores.
+    pub undo_of: Option<String>,
 }
 
 /// A captured snapshot, ready to be written.
@@ -350,6 +354,9 @@ pub async fn capture(
         brokers,
         selection: selection.clone(),
         tags: opts.tags.clone(),
+        kind: opts.kind,
+        undo_of: opts.undo_of.clone(),
+        partial: Vec::new(),
     };
     let mut manifest = Manifest {
         format_version: FORMAT_VERSION.into(),

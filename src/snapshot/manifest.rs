@@ -234,6 +234,7 @@ mod tests {
                     ..Default::default()
                 },
                 tags: BTreeMap::from([("deploy".into(), "1234".into())]),
+                ..Default::default()
             },
             format: Format::Parquet,
             summary: Summary::default(),

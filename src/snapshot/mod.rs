@@ -1,6 +1,7 @@
 //! Snapshots: the data model, ids and manifests, redaction, capture, and storage in a store.
 
 pub mod capture;
+pub mod choose;
 pub mod manifest;
 pub mod model;
 pub mod redact;
@@ -9,7 +10,8 @@ pub mod repo;
 pub use capture::{capture, CaptureOptions, Captured};
 pub use manifest::{Format, Manifest};
 pub use model::{
-    ConnectorSnapshot, GroupSnapshot, PartitionOffset, Selection, SnapshotContent, SnapshotMeta,
+    ConnectorSnapshot, GroupSnapshot, PartitionOffset, Selection, SnapshotContent, SnapshotKind,
+    SnapshotMeta,
 };
 
 use crate::error::Result;

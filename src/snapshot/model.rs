@@ -8,9 +8,46 @@ use serde_json::Value;
 
 /// Version of the snapshot file formats (`MAJOR.MINOR`). A reader accepts any minor version of
 /// the major version it knows: minor versions only add optional fields.
-pub const FORMAT_VERSION: &str = "1.0";
+pub const FORMAT_VERSION: &str = "1.1";
 /// The major version this build reads and writes.
 pub const FORMAT_MAJOR: u32 = 1;
+
+/// Why a snapshot exists. Choosing "the latest" or "the newest before T" considers only
+/// [`SnapshotKind::Snapshot`] unless asked otherwise, so a retried restore never picks its own
+/// undo point.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum SnapshotKind {
+    /// Taken on purpose by `offset-vault snapshot`.
+    #[default]
+    Snapshot,
+    /// Taken by a restore just before it changed anything.
+    Undo,
+    /// Made from a kafka-consumer-groups CSV file by `offset-vault import`.
+    Import,
+}
+
+impl SnapshotKind {
+    pub fn is_snapshot(&self) -> bool {
+        *self == SnapshotKind::Snapshot
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SnapshotKind::Snapshot => "snapshot",
+            SnapshotKind::Undo => "undo",
+            SnapshotKind::Import => "import",
+        }
+    }
+}
+
+impl std::fmt::Display for SnapshotKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// What was asked for when the snapshot was taken.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -155,7 +192,7 @@ impl SnapshotContent {
 }
 
 /// Snapshot metadata: identity, time, origin, selection and tags.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SnapshotMeta {
     pub id: String,
     pub created_at: DateTime<Utc>,
@@ -168,4 +205,21 @@ pub struct SnapshotMeta {
     pub selection: Selection,
     #[serde(default)]
     pub tags: BTreeMap<String, String>,
+    /// Why the snapshot exists. Absent (and so `snapshot`) in format 1.0 files; not written when
+    /// it is `snapshot`, so the sealed bytes of 1.0 manifests stay the same.
+    #[serde(default, skip_serializing_if = "SnapshotKind::is_snapshot")]
+    pub kind: SnapshotKind,
+    /// For an undo snapshot: the id of the snapshot the restore was restoring.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undo_of: Option<String>,
+    /// Set when the snapshot was written with `--allow-partial` although some part could not be
+    /// read: one reason per missing part. Restoring a partial snapshot needs `--allow-partial`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partial: Vec<String>,
+}
+
+impl SnapshotMeta {
+    pub fn is_partial(&self) -> bool {
+        !self.partial.is_empty()
+    }
 }

@@ -1,0 +1,247 @@
+//! Choosing a snapshot: by id (or a unique prefix), the latest, or the newest created at or before
+//! a time, among complete snapshots that hold the wanted groups and connectors.
+//!
+//! "Latest" and "before" consider only snapshots of kind `snapshot` unless undo points (or
+//! imports) are asked for, so a retried restore never picks the undo snapshot its first run
+//! wrote. Partial snapshots are passed over unless accepted. An id is always taken as given:
+//! that is how an undo snapshot is restored.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::manifest::Manifest;
+use super::model::SnapshotKind;
+use super::repo;
+use crate::error::{Error, Result};
+use crate::store::Store;
+
+/// Which snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    /// An id or a unique prefix of one.
+    Id(String),
+    /// The newest eligible snapshot.
+    Latest,
+    /// The newest eligible snapshot created at or before this time.
+    Before(DateTime<Utc>),
+}
+
+/// What makes a snapshot eligible for `Latest` and `Before`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Eligible {
+    /// Every one of these groups must be in the snapshot.
+    pub groups: Vec<String>,
+    /// Every one of these connectors must be in the snapshot.
+    pub connectors: Vec<String>,
+    /// Also consider undo snapshots (`--include-undo`).
+    pub include_undo: bool,
+    /// Also consider imported snapshots.
+    pub include_import: bool,
+    /// Also consider partial snapshots (`--allow-partial`).
+    pub include_partial: bool,
+}
+
+impl Eligible {
+    /// Is this manifest a candidate? (Pure; the rule every choice uses.)
+    pub fn accepts(&self, m: &Manifest) -> bool {
+        let kind_ok = match m.meta.kind {
+            SnapshotKind::Snapshot => true,
+            SnapshotKind::Undo => self.include_undo,
+            SnapshotKind::Import => self.include_import,
+        };
+        kind_ok
+            && (self.include_partial || !m.meta.is_partial())
+            && self.groups.iter().all(|g| m.summary.group_ids.contains(g))
+            && self
+                .connectors
+                .iter()
+                .all(|c| m.summary.connector_names.contains(c))
+    }
+
+    fn describe(&self) -> String {
+        let kinds = match (self.include_undo, self.include_import) {
+            (false, false) => "snapshot",
+            (true, false) => "snapshot or undo",
+            (false, true) => "snapshot or import",
+            (true, true) => "snapshot, undo or import",
+        };
+        let partial = if self.include_partial {
+            " (partial ones included)"
+        } else {
+            ""
+        };
+        let names: Vec<&str> = self
+            .groups
+            .iter()
+            .chain(&self.connectors)
+            .map(String::as_str)
+            .collect();
+        let holding = if names.is_empty() {
+            String::new()
+        } else {
+            format!(" holding {}", names.join(", "))
+        };
+        format!("newest complete {kinds}-kind snapshot{partial}{holding}")
+    }
+}
+
+/// The chosen snapshot and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Chosen {
+    pub manifest: Manifest,
+    /// Why it was chosen, in words.
+    pub because: String,
+}
+
+impl Chosen {
+    /// One line for people: id, kind, age, tags and the reason.
+    pub fn announce(&self, now: DateTime<Utc>) -> String {
+        let m = &self.manifest.meta;
+        let tags: Vec<String> = m.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let mut extra = String::new();
+        if let Some(of) = &m.undo_of {
+            extra.push_str(&format!(", undo point of a restore of {of}"));
+        }
+        if m.is_partial() {
+            extra.push_str(&format!(", PARTIAL: {}", m.partial.join("; ")));
+        }
+        format!(
+            "using snapshot {} (kind {}, taken {} ago, tags [{}]{extra}; {})",
+            m.id,
+            m.kind,
+            age(now - m.created_at),
+            tags.join(", "),
+            self.because
+        )
+    }
+}
+
+/// A short human age: 45s, 12m, 3h 5m, 2d 4h.
+pub fn age(d: chrono::Duration) -> String {
+    let s = d.num_seconds().max(0);
+    match s {
+        0..=119 => format!("{s}s"),
+        120..=3599 => format!("{}m", s / 60),
+        3600..=86399 => format!("{}h {}m", s / 3600, (s % 3600) / 60),
+        _ => format!("{}d {}h", s / 86400, (s % 86400) / 3600),
+    }
+}
+
+/// Chooses a snapshot. An id is taken as given (any kind; a partial one only when accepted).
+pub async fn choose(store: &Store, choice: &Choice, eligible: &Eligible) -> Result<Chosen> {
+    let (found, because) = match choice {
+        Choice::Id(id) => {
+            let manifest = repo::resolve(store, id).await?;
+            if manifest.meta.is_partial() && !eligible.include_partial {
+                return Err(Error::usage(format!(
+                    "snapshot {} is partial (missing: {}); pass --allow-partial to use it anyway",
+                    manifest.meta.id,
+                    manifest.meta.partial.join("; ")
+                )));
+            }
+            return Ok(Chosen {
+                manifest,
+                because: format!("given by id {id}"),
+            });
+        }
+        Choice::Latest => (
+            repo::newest_before(store, None, |m| eligible.accepts(m)).await?,
+            eligible.describe(),
+        ),
+        Choice::Before(t) => (
+            repo::newest_before(store, Some(*t), |m| eligible.accepts(m)).await?,
+            format!(
+                "{} created at or before {}",
+                eligible.describe(),
+                t.to_rfc3339()
+            ),
+        ),
+    };
+    match found {
+        Some(manifest) => Ok(Chosen { manifest, because }),
+        None => Err(Error::NotFound {
+            what: "snapshot",
+            name: format!("(the {because})"),
+            hint: format!(
+                " in {}; `offset-vault list` shows what is there{}",
+                store.url(),
+                if eligible.include_undo {
+                    ""
+                } else {
+                    " (undo snapshots are chosen only by id or with --include-undo)"
+                }
+            ),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::manifest::{Format, Summary};
+    use crate::snapshot::model::{SnapshotMeta, FORMAT_VERSION};
+
+    fn manifest(kind: SnapshotKind, partial: bool, groups: &[&str]) -> Manifest {
+        Manifest {
+            format_version: FORMAT_VERSION.into(),
+            meta: SnapshotMeta {
+                kind,
+                partial: if partial {
+                    vec!["connector x: offsets".into()]
+                } else {
+                    vec![]
+                },
+                ..Default::default()
+            },
+            format: Format::Json,
+            summary: Summary {
+                group_ids: groups.iter().map(|g| g.to_string()).collect(),
+                ..Default::default()
+            },
+            content_sha256: String::new(),
+            files: vec![],
+        }
+    }
+
+    #[test]
+    fn eligibility_by_kind_partial_and_content() {
+        use SnapshotKind::*;
+        let plain = Eligible {
+            groups: vec!["g".into()],
+            ..Default::default()
+        };
+        let undo_too = Eligible {
+            include_undo: true,
+            ..plain.clone()
+        };
+        let partial_too = Eligible {
+            include_partial: true,
+            ..plain.clone()
+        };
+        // (manifest, eligible, accepted?)
+        let cases = [
+            (manifest(Snapshot, false, &["g"]), &plain, true),
+            (manifest(Undo, false, &["g"]), &plain, false),
+            (manifest(Undo, false, &["g"]), &undo_too, true),
+            (manifest(Import, false, &["g"]), &plain, false),
+            (manifest(Import, false, &["g"]), &undo_too, false),
+            (manifest(Snapshot, true, &["g"]), &plain, false),
+            (manifest(Snapshot, true, &["g"]), &partial_too, true),
+            (manifest(Snapshot, false, &["other"]), &plain, false),
+            (manifest(Snapshot, false, &["g", "other"]), &plain, true),
+        ];
+        for (i, (m, e, want)) in cases.iter().enumerate() {
+            assert_eq!(e.accepts(m), *want, "case {i}: {:?} with {e:?}", m.meta.kind);
+        }
+    }
+
+    #[test]
+    fn ages_read_well() {
+        let d = chrono::Duration::seconds;
+        assert_eq!(age(d(5)), "5s");
+        assert_eq!(age(d(600)), "10m");
+        assert_eq!(age(d(3 * 3600 + 300)), "3h 5m");
+        assert_eq!(age(d(2 * 86400 + 4 * 3600)), "2d 4h");
+        assert_eq!(age(d(-3)), "0s");
+    }
+}
