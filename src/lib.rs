@@ -14,6 +14,7 @@
 pub mod cli;
 pub mod connect;
 pub mod error;
+pub mod failpoint;
 pub mod format;
 pub mod kafka;
 pub mod live;

@@ -73,7 +73,7 @@ pub fn encode_offsets(meta: &SnapshotMeta, groups: &[GroupSnapshot]) -> Result<V
         Arc::new(TimestampMicrosecondArray::from(vec![captured; n]).with_timezone("UTC")),
         Arc::new(StringArray::from(vec![meta.cluster_id.as_str(); n])),
         column(&|g, _| Some(g.group_id.clone())),
-        column(&|g, _| Some(g.state.clone())),
+        column(&|g, _| Some(g.state.to_string())),
         column(&|_, p| Some(p.topic.clone())),
         Arc::new(Int32Array::from_iter_values(
             rows.iter().map(|(_, p)| p.partition),

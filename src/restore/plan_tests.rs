@@ -1,7 +1,8 @@
 //! Table-driven tests of the plan computation.
 
 use super::*;
-use crate::snapshot::model::PartitionOffset;
+use crate::kafka::Watermarks;
+use crate::snapshot::model::{GroupType, PartitionOffset};
 use serde_json::json;
 
 fn target(topic: &str, partition: i32, offset: i64) -> PartitionOffset {
@@ -21,9 +22,9 @@ fn target(topic: &str, partition: i32, offset: i64) -> PartitionOffset {
 fn group(id: &str, parts: Vec<PartitionOffset>) -> GroupSnapshot {
     GroupSnapshot {
         group_id: id.into(),
-        state: "Empty".into(),
+        state: GroupState::Empty,
         protocol_type: "consumer".into(),
-        group_type: "classic".into(),
+        group_type: GroupType::Classic,
         members: vec![],
         connector: None,
         partitions: parts,
@@ -46,7 +47,7 @@ fn live(state: &str, current: &[(i32, i64)]) -> LiveView {
     v.groups.insert(
         "g".into(),
         LiveGroup {
-            state: state.into(),
+            state: GroupState::from_name(state),
             members: if state == "Stable" {
                 vec![Member {
                     member_id: "m1".into(),

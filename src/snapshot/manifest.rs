@@ -68,7 +68,7 @@ impl Summary {
     pub fn of(content: &SnapshotContent) -> Self {
         let mut group_states = BTreeMap::new();
         for g in &content.groups {
-            *group_states.entry(g.state.clone()).or_insert(0) += 1;
+            *group_states.entry(g.state.to_string()).or_insert(0) += 1;
         }
         Summary {
             groups: content.groups.len(),
@@ -292,7 +292,7 @@ mod tests {
         assert_eq!(back, m);
         let text = String::from_utf8(m.to_bytes())
             .unwrap()
-            .replace("\"format_version\": \"1.0\"", "\"format_version\": \"2.0\"");
+            .replace("\"format_version\": \"1.1\"", "\"format_version\": \"2.0\"");
         let err = Manifest::from_bytes("m", text.as_bytes()).unwrap_err();
         assert!(matches!(err, Error::UnsupportedFormat { .. }), "{err}");
         check_format_version("x", "1.7").unwrap();
