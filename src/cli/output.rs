@@ -109,6 +109,9 @@ pub fn list_json(listed: &[Listed]) -> Value {
                 Some(m) => json!({
                     "id": l.id,
                     "complete": true,
+                    "kind": m.meta.kind,
+                    "undo_of": m.meta.undo_of,
+                    "partial": m.meta.partial,
                     "created_at": m.meta.created_at,
                     "cluster_id": m.meta.cluster_id,
                     "format": m.format,
@@ -129,6 +132,7 @@ pub fn list_json(listed: &[Listed]) -> Value {
 pub fn print_list(listed: &[Listed]) {
     let mut t = table(&[
         "ID",
+        "KIND",
         "CREATED (UTC)",
         "GROUPS",
         "PARTITIONS",
@@ -141,12 +145,17 @@ pub fn print_list(listed: &[Listed]) {
             Some(m) => {
                 t.add_row(vec![
                     l.id.clone(),
+                    m.meta.kind.to_string(),
                     m.meta.created_at.format("%Y-%m-%d %H:%M:%S").to_string(),
                     m.summary.groups.to_string(),
                     m.summary.partitions.to_string(),
                     m.summary.connectors.to_string(),
                     tags_text(&m.meta.tags, ","),
-                    "complete".into(),
+                    if m.meta.is_partial() {
+                        "partial".into()
+                    } else {
+                        "complete".into()
+                    },
                 ]);
             }
             None => {
@@ -157,12 +166,13 @@ pub fn print_list(listed: &[Listed]) {
                     String::new(),
                     String::new(),
                     String::new(),
+                    String::new(),
                     l.problem.clone().unwrap_or_else(|| "incomplete".into()),
                 ]);
             }
         }
     }
-    right(&mut t, &[2, 3, 4]);
+    right(&mut t, &[3, 4, 5]);
     crate::outln!("{t}");
     crate::noteln!("{} snapshot(s)", listed.len());
 }
@@ -177,6 +187,18 @@ pub fn print_snapshot(loaded: &Loaded) {
         m.meta.bootstrap_servers
     );
     crate::outln!("tool       offset-vault {}", m.meta.tool_version);
+    crate::outln!(
+        "kind       {}{}",
+        m.meta.kind,
+        m.meta
+            .undo_of
+            .as_ref()
+            .map(|s| format!(" (undo point of a restore of {s})"))
+            .unwrap_or_default()
+    );
+    for reason in &m.meta.partial {
+        crate::outln!("PARTIAL    {reason}");
+    }
     if !m.meta.tags.is_empty() {
         crate::outln!("tags       {}", tags_text(&m.meta.tags, ", "));
     }

@@ -109,6 +109,30 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'sta
         .map_err(|e| Error::Internal(format!("background task failed: {e}")))?
 }
 
+/// Reads the cluster id within the timeout, one short try at a time; between tries, serves
+/// librdkafka's events so that an authentication failure ends the wait at once, named as such.
+fn first_contact(consumer: &BaseConsumer<RecordingContext>, s: &KafkaSettings) -> Result<String> {
+    let deadline = Instant::now() + s.timeout;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let attempt = left
+            .min(Duration::from_secs(1))
+            .max(Duration::from_millis(100));
+        if let Some(id) = consumer.client().fetch_cluster_id(attempt) {
+            return Ok(id);
+        }
+        // Error events reach the context only while the client is polled.
+        let _ = consumer.poll(Duration::from_millis(50));
+        let last = consumer.context().last_error();
+        let denied = last
+            .as_ref()
+            .is_some_and(|(code, _)| crate::error::is_access_code(*code));
+        if denied || Instant::now() >= deadline {
+            return Err(no_cluster_id(s, last));
+        }
+    }
+}
+
 /// Why no cluster id came back: an access failure if librdkafka reported one, else unreachable
 /// with the last error librdkafka saw.
 fn no_cluster_id(s: &KafkaSettings, last: Option<(RDKafkaErrorCode, String)>) -> Error {
@@ -145,10 +169,7 @@ impl KafkaClient {
             let consumer: BaseConsumer<RecordingContext> = client_config(&s)
                 .create_with_context(RecordingContext::default())
                 .map_err(|e| Error::usage(format!("invalid Kafka client configuration: {e}")))?;
-            let cluster_id = consumer
-                .client()
-                .fetch_cluster_id(s.timeout)
-                .ok_or_else(|| no_cluster_id(&s, consumer.context().last_error()))?;
+            let cluster_id = first_contact(&consumer, &s)?;
             Ok(KafkaClient {
                 inner: Arc::new(consumer),
                 settings: s,

@@ -142,6 +142,7 @@ pub async fn execute(
     notify: &(dyn Fn(&str) + Sync),
 ) -> Outcome {
     let mut out = Outcome::new(prepared.plan.clone());
+    out.moved = prepared.moved.clone();
     let first = &prepared.plan;
     if !first.applicable {
         out.fail(
@@ -153,7 +154,9 @@ pub async fn execute(
         );
         return out;
     }
-    if !changes_anything(first) {
+    // A connector to be stopped may still move its offsets while it stops, so only a plan
+    // without one can be judged "nothing to change" before anything is done.
+    if !changes_anything(first) && !first.connectors.iter().any(|c| c.stop_and_resume) {
         out.status = Status::NothingToChange;
         return out;
     }
@@ -246,7 +249,7 @@ async fn run(
         }
     };
     let cmp = review::compare(&prepared.plan, &fresh);
-    out.moved = cmp.moved.clone();
+    out.moved.extend(cmp.moved.iter().cloned());
     if !cmp.is_same() {
         let e = Error::PlanChanged {
             changes: cmp.changes,
@@ -270,6 +273,10 @@ async fn run(
     }
     out.plan = fresh;
     out.phase = Phase::Reviewed;
+    if !changes_anything(&out.plan) {
+        out.status = Status::NothingToChange;
+        return;
+    }
 
     if req.undo {
         match take_undo(store, kafka, all_clients, prepared, &out.plan).await {

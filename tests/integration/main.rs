@@ -7,5 +7,6 @@ mod environment;
 mod ov;
 mod restore;
 mod snapshot;
+mod trust;
 mod util;
 mod verify;

@@ -103,9 +103,11 @@ async fn restore_resets_a_group_exactly_and_the_undo_snapshot_restores_the_later
     .json();
     let written: Value = serde_json::from_slice(&std::fs::read(plan_file.path()).unwrap()).unwrap();
     assert_eq!(
-        written, dry["plan"],
+        written["plan"], dry["plan"],
         "--plan-file holds the plan that was printed"
     );
+    assert_eq!(written["snapshot_id"], id.as_str());
+    assert_eq!(written["kind"], "offset-vault-restore-plan");
     assert_eq!(dry["executed"], false);
     let plan = &dry["plan"];
     assert_eq!(plan["applicable"], true);
@@ -273,7 +275,9 @@ async fn sink_connector_is_stopped_reset_and_rewrites_the_reprocessed_records() 
     let done = restore_connector_latest(&store, &name).await;
     assert_eq!(done["verified"], true);
     assert_eq!(done["plan"]["groups"][0]["partitions"][0]["target"], 5);
-    assert_eq!(done["resumed"][0], format!("{name}: back to RUNNING"));
+    assert_eq!(done["connectors"][0]["name"], name.as_str());
+    assert_eq!(done["connectors"][0]["state_before"], "RUNNING");
+    assert_eq!(done["connectors"][0]["resumed"], true);
 
     // The connector runs again, and writes the records at offsets 5, 6, 7 a second time (the
     // second produce call wrote them with the values of indexes 0..3).
