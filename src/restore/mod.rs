@@ -3,6 +3,7 @@
 
 mod apply;
 mod connector_plan;
+mod connectors;
 pub mod outcome;
 pub mod plan;
 pub mod review;

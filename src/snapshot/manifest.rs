@@ -299,6 +299,36 @@ mod tests {
     }
 
     #[test]
+    fn a_snapshot_kind_manifest_serializes_as_format_1_0_did() {
+        // Format 1.0 had no kind, undo_of or partial; leaving them out when they hold their
+        // defaults keeps the sealed bytes, and so the ids, of 1.0 snapshots the same.
+        let mut m = manifest();
+        m.format_version = "1.0".into();
+        m.assign_id();
+        let text = String::from_utf8(m.to_bytes()).unwrap();
+        for absent in ["\"kind\"", "\"undo_of\"", "\"partial\""] {
+            assert!(!text.contains(absent), "{absent} in {text}");
+        }
+        let back = Manifest::from_bytes("m", text.as_bytes()).unwrap();
+        assert_eq!(back.meta.kind, crate::snapshot::SnapshotKind::Snapshot);
+        assert_eq!(back.expected_id(), m.meta.id);
+        // An undo snapshot names its kind and source, and both are sealed into the id.
+        let mut undo = manifest();
+        undo.meta.kind = crate::snapshot::SnapshotKind::Undo;
+        undo.meta.undo_of = Some("X".into());
+        undo.assign_id();
+        let text = String::from_utf8(undo.to_bytes()).unwrap();
+        assert!(text.contains("\"kind\": \"undo\""), "{text}");
+        let mut forged = Manifest::from_bytes("m", text.as_bytes()).unwrap();
+        forged.meta.kind = crate::snapshot::SnapshotKind::Snapshot;
+        assert_ne!(
+            forged.expected_id(),
+            undo.meta.id,
+            "changing the kind changes the id"
+        );
+    }
+
+    #[test]
     fn date_folders() {
         assert_eq!(
             date_folder_of_prefix("20261201T09"),
