@@ -34,7 +34,8 @@ Exit codes:
  11  the plan changed since it was reviewed (--from-plan, or after stopping connectors); nothing changed
  12  the restore stopped partway: some offsets may have changed; the undo snapshot restores them
  13  a connector stopped by the restore could not be returned to its state (the command is printed)
- 14  restore applied and verified, but offsets moved again during --settle";
+ 14  restore applied and verified, but offsets moved again during --settle
+130  restore interrupted (Ctrl-C) before anything changed; connectors were resumed";
 
 /// Back up Kafka consumer-group and Kafka Connect offsets as checksummed snapshots, and restore
 /// them as a safe, verified offset reset.

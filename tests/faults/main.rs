@@ -344,3 +344,57 @@ async fn broker_killed_in_the_middle_of_a_snapshot() {
     let id = support::ov::snapshot(&store, &["--group", &group]).await;
     ov(&store, &["verify", &id]).await.ok();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_after_the_connectors_were_stopped_resumes_them() {
+    let _serial = SERIAL.lock().await;
+    if !env::require_connect() {
+        return;
+    }
+    let topic = unique_name("fault-sigint");
+    kafka::create_topic(&topic, 1).await;
+    kafka::produce(&topic, 0, 6).await;
+    let dir = tempfile::tempdir().unwrap();
+    let name = unique_name("fault-sigint-sink");
+    let cleanup = connect::ConnectorCleanup::new(&name);
+    connect::create_connector(&name, connect::file_sink(&topic, &dir.path().join("out.txt"))).await;
+    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
+    let group = format!("connect-{name}");
+    support::poll::eventually("the sink to commit 6", Duration::from_secs(60), || async {
+        (reference(&group, &topic).await.get(&0) == Some(&6)).then_some(())
+    })
+    .await;
+    let (_d, store) = local_store();
+    let id = support::ov::snapshot(&store, &["--connector", &name]).await;
+    kafka::produce(&topic, 0, 4).await;
+    support::poll::eventually("the sink to commit 10", Duration::from_secs(60), || async {
+        (reference(&group, &topic).await.get(&0) == Some(&10)).then_some(())
+    })
+    .await;
+
+    let point = "restore-connectors-stopped";
+    let rv = Rendezvous::new();
+    let run = spawn_ov(
+        &store,
+        &[
+            "restore", &id, "--stop-connectors", "--execute", "--output", "json",
+        ],
+        rv.failpoints(point),
+    );
+    rv.reached(point).await;
+    let pid = std::fs::read_to_string(rv.dir.path().join(format!("{point}.reached"))).unwrap();
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", pid.trim()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    rv.go(point);
+    let out = run.await.unwrap().expect_code(130).json();
+    assert_eq!(out["status"], "not-applied", "{out:#}");
+    assert_eq!(out["connectors"][0]["resumed"], true, "{out:#}");
+    assert!(out["errors"][0]["message"].as_str().unwrap().contains("interrupted"));
+    assert_eq!(out["undo_snapshot"], Value::Null, "nothing was changed, no undo");
+    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
+    assert_eq!(reference(&group, &topic).await, BTreeMap::from([(0, 10)]));
+    cleanup.delete().await;
+}
