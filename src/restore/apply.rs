@@ -173,9 +173,7 @@ async fn run(
                     "offset-vault --store {} restore {id}{stop} --execute",
                     store.url()
                 );
-                notify(&format!(
-                    "undo snapshot {id}; to undo this restore:\n  {cmd}"
-                ));
+                notify(&format!("undo snapshot {id} written; no offset has changed yet"));
                 out.undo_snapshot = Some(id);
                 out.undo_command = Some(cmd);
                 out.phase = Phase::UndoWritten;
