@@ -7,6 +7,7 @@
 //! - [`connect`]: the Kafka Connect REST API and FileStream connector configs;
 //! - [`s3`]: clients and URLs for the S3 server;
 //! - [`poll`]: [`poll::eventually`], the one way tests wait for something;
+//! - [`services`]: stopping, killing and starting the real services for fault injection;
 //! - [`ov`]: running the `offset-vault` binary.
 //!
 //! Helpers that block (consumers, metadata, the command-line tools) run on tokio's blocking pool,
@@ -20,6 +21,7 @@ pub mod kcg;
 pub mod ov;
 pub mod poll;
 pub mod s3;
+pub mod services;
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
