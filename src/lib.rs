@@ -23,4 +23,7 @@ pub mod snapshot;
 pub mod store;
 pub mod timeutil;
 
+#[cfg(test)]
+mod hostile_tests;
+
 pub use error::{Error, Result};

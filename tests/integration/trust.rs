@@ -11,11 +11,13 @@ use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::ov::{local_store, ov, ov_raw, snapshot};
-use crate::util::{self, unique_name, ConnectorCleanup, Take};
+use crate::support::connect::{self, ConnectorCleanup};
+use crate::support::kafka::{self, Take};
+use crate::support::ov::{local_store, ov, ov_raw, snapshot};
+use crate::support::{self, env, kcg, unique_name};
 
 async fn reference(group: &str, topic: &str) -> BTreeMap<i32, i64> {
-    util::kcg_describe(group)
+    kcg::kcg_describe(group)
         .await
         .into_iter()
         .filter(|r| r.topic == topic)
@@ -25,9 +27,9 @@ async fn reference(group: &str, topic: &str) -> BTreeMap<i32, i64> {
 
 async fn filled_topic(prefix: &str, partitions: i32, per_partition: usize) -> String {
     let topic = unique_name(prefix);
-    util::create_topic(&topic, partitions).await;
+    kafka::create_topic(&topic, partitions).await;
     for p in 0..partitions {
-        util::produce(&topic, p, per_partition).await;
+        kafka::produce(&topic, p, per_partition).await;
     }
     topic
 }
@@ -49,15 +51,15 @@ fn count_snapshots(store: &str) -> usize {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_retried_restore_does_not_undo_itself() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
     let topic = filled_topic("trust-retry", 2, 100).await;
     let group = unique_name("trust-retry-g");
-    util::consume_and_commit(&group, &topic, per_partition(10, 2)).await;
+    kafka::consume_and_commit(&group, &topic, per_partition(10, 2)).await;
     let (_dir, store) = local_store();
     let id = snapshot(&store, &["--group", &group]).await;
-    util::consume_and_commit(&group, &topic, per_partition(70, 2)).await;
+    kafka::consume_and_commit(&group, &topic, per_partition(70, 2)).await;
     assert_eq!(
         reference(&group, &topic).await,
         BTreeMap::from([(0, 80), (1, 80)])
@@ -130,15 +132,15 @@ async fn a_retried_restore_does_not_undo_itself() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_group_that_no_longer_exists_is_not_found_and_may_be_restored() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
     let topic = filled_topic("trust-gone", 1, 30).await;
     let group = unique_name("trust-gone-g");
-    util::consume_and_commit(&group, &topic, per_partition(12, 1)).await;
+    kafka::consume_and_commit(&group, &topic, per_partition(12, 1)).await;
     let (_dir, store) = local_store();
     let id = snapshot(&store, &["--group", &group]).await;
-    let deleted = util::kcg(&["--delete", "--group", &group]).await;
+    let deleted = kcg::kcg(&["--delete", "--group", &group]).await;
     assert!(deleted.stdout.contains("successful"), "{deleted:?}");
 
     let dry = ov(&store, &["restore", &id, "--output", "json"])
@@ -158,15 +160,15 @@ async fn a_group_that_no_longer_exists_is_not_found_and_may_be_restored() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_applied_plan_is_the_reviewed_plan() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
     let topic = filled_topic("trust-review", 2, 50).await;
     let group = unique_name("trust-review-g");
-    util::consume_and_commit(&group, &topic, per_partition(10, 2)).await;
+    kafka::consume_and_commit(&group, &topic, per_partition(10, 2)).await;
     let (dir, store) = local_store();
     let id = snapshot(&store, &["--group", &group]).await;
-    util::consume_and_commit(&group, &topic, per_partition(20, 2)).await;
+    kafka::consume_and_commit(&group, &topic, per_partition(20, 2)).await;
     let plan_path = dir.path().join("plan.json");
     let plan_arg = plan_path.to_str().unwrap();
     ov(&store, &["restore", &id, "--plan-file", plan_arg])
@@ -203,7 +205,7 @@ async fn the_applied_plan_is_the_reviewed_plan() {
     );
 
     // The group moves on after the review: current offsets moved, targets did not; allowed.
-    util::consume_and_commit(&group, &topic, per_partition(5, 2)).await;
+    kafka::consume_and_commit(&group, &topic, per_partition(5, 2)).await;
     let applied = ov(
         &store,
         &[
@@ -230,7 +232,7 @@ async fn the_applied_plan_is_the_reviewed_plan() {
     // A range check that changed since the review (records deleted past the target) stops the
     // apply with its own exit code, and nothing changes.
     let plan2 = dir.path().join("plan2.json");
-    util::consume_and_commit(&group, &topic, per_partition(30, 2)).await;
+    kafka::consume_and_commit(&group, &topic, per_partition(30, 2)).await;
     ov(
         &store,
         &["restore", &id, "--plan-file", plan2.to_str().unwrap()],
@@ -245,11 +247,11 @@ async fn the_applied_plan_is_the_reviewed_plan() {
         ),
     )
     .unwrap();
-    let deleted = util::run_kafka_tool(
+    let deleted = kcg::run_kafka_tool(
         "kafka-delete-records",
         &[
             "--bootstrap-server",
-            &util::bootstrap(),
+            &env::bootstrap(),
             "--offset-json-file",
             offsets_json.to_str().unwrap(),
         ],
@@ -280,7 +282,7 @@ async fn the_applied_plan_is_the_reviewed_plan() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_empty_selection_is_a_usage_error_unless_allowed() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
     let (_dir, store) = local_store();
@@ -301,15 +303,15 @@ async fn an_empty_selection_is_a_usage_error_unless_allowed() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn restore_reads_and_verifies_the_snapshot_before_contacting_the_cluster() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
     let topic = filled_topic("trust-order", 1, 10).await;
     let group = unique_name("trust-order-g");
-    util::consume_and_commit(&group, &topic, per_partition(4, 1)).await;
+    kafka::consume_and_commit(&group, &topic, per_partition(4, 1)).await;
     let (_dir, store) = local_store();
     let id = snapshot(&store, &["--group", &group, "--format", "json"]).await;
-    let file = crate::ov::local_files(&store, &id)
+    let file = crate::support::ov::local_files(&store, &id)
         .into_iter()
         .find(|f| f.ends_with("offsets.json"))
         .unwrap();
@@ -367,12 +369,12 @@ async fn configuration_and_output_errors_are_reported_plainly() {
         missing.stderr
     );
 
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
     let topic = filled_topic("trust-pipe", 1, 5).await;
     let group = unique_name("trust-pipe-g");
-    util::consume_and_commit(&group, &topic, per_partition(2, 1)).await;
+    kafka::consume_and_commit(&group, &topic, per_partition(2, 1)).await;
     // -q: only the id on stdout, nothing on stderr.
     let quiet = ov(&store, &["-q", "snapshot", "--group", &group])
         .await
@@ -400,7 +402,7 @@ async fn configuration_and_output_errors_are_reported_plainly() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn kafka_authentication_failure_says_so() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
     let sasl = std::env::var("OV_SASL_BOOTSTRAP").unwrap_or_else(|_| "127.0.0.1:19094".into());
@@ -442,7 +444,7 @@ async fn kafka_authentication_failure_says_so() {
 /// Commits `offset` for every partition of `topic` in `group` without joining it, as a consumer
 /// using assign() does.
 fn commit_assigned(group: &str, topic: &str, partitions: i32, offset: i64) {
-    let consumer: BaseConsumer = util::kafka_config()
+    let consumer: BaseConsumer = kafka::kafka_config()
         .set("group.id", group)
         .set("enable.auto.commit", "false")
         .create()
@@ -457,15 +459,15 @@ fn commit_assigned(group: &str, topic: &str, partitions: i32, offset: i64) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn drift_after_a_restore_is_reported() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
     let topic = filled_topic("trust-drift", 1, 50).await;
     let group = unique_name("trust-drift-g");
-    util::consume_and_commit(&group, &topic, per_partition(10, 1)).await;
+    kafka::consume_and_commit(&group, &topic, per_partition(10, 1)).await;
     let (_dir, store) = local_store();
     let id = snapshot(&store, &["--group", &group]).await;
-    util::consume_and_commit(&group, &topic, per_partition(20, 1)).await;
+    kafka::consume_and_commit(&group, &topic, per_partition(20, 1)).await;
 
     // Something outside the group keeps committing: as soon as the restore has set offset 10,
     // it commits 40 again (after the restore's read-back, within its settle time).
@@ -476,7 +478,7 @@ async fn drift_after_a_restore_is_reported() {
             if reference(&g, &t).await.get(&0) == Some(&10) {
                 tokio::time::sleep(Duration::from_millis(800)).await;
                 let (g, t) = (g.clone(), t.clone());
-                util::blocking(move || commit_assigned(&g, &t, 1, 40)).await;
+                support::blocking(move || commit_assigned(&g, &t, 1, 40)).await;
                 return true;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -510,7 +512,7 @@ async fn drift_after_a_restore_is_reported() {
 async fn failing_offsets_proxy(name: &str) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    let upstream = util::connect_url()
+    let upstream = env::connect_url()
         .trim_start_matches("http://")
         .trim_end_matches('/')
         .to_string();
@@ -593,24 +595,24 @@ async fn read_request(client: &mut TcpStream) -> Option<Vec<u8>> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_partial_snapshot_is_not_reported_as_success() {
-    if !util::require_connect() {
+    if !env::require_connect() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in.txt");
     std::fs::write(&input, "a\nb\nc\n").unwrap();
     let topic = unique_name("trust-partial");
-    util::create_topic(&topic, 1).await;
+    kafka::create_topic(&topic, 1).await;
     let name = unique_name("trust-partial-src");
     let cleanup = ConnectorCleanup::new(&name);
-    util::create_connector(&name, util::file_source(&input, &topic)).await;
-    util::wait_connector_running(&name, Duration::from_secs(60)).await;
+    connect::create_connector(&name, connect::file_source(&input, &topic)).await;
+    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
     let proxy = failing_offsets_proxy(&name).await;
     let (_d, store) = local_store();
     let args = |extra: &[&str]| -> Vec<String> {
         let mut v: Vec<String> = [
             "--bootstrap-server",
-            &util::bootstrap(),
+            &env::bootstrap(),
             "--connect-url",
             &proxy,
             "--store",
