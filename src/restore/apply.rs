@@ -173,7 +173,9 @@ async fn run(
                     "offset-vault --store {} restore {id}{stop} --execute",
                     store.url()
                 );
-                notify(&format!("undo snapshot {id} written; no offset has changed yet"));
+                notify(&format!(
+                    "undo snapshot {id} written; no offset has changed yet"
+                ));
                 out.undo_snapshot = Some(id);
                 out.undo_command = Some(cmd);
                 out.phase = Phase::UndoWritten;

@@ -68,11 +68,7 @@ impl Rendezvous {
 }
 
 /// Runs offset-vault in the background with a failpoint set.
-fn spawn_ov(
-    store: &str,
-    args: &[&str],
-    failpoints: String,
-) -> tokio::task::JoinHandle<Run> {
+fn spawn_ov(store: &str, args: &[&str], failpoints: String) -> tokio::task::JoinHandle<Run> {
     let mut all: Vec<String> = vec![
         "--bootstrap-server".into(),
         env::bootstrap(),
@@ -134,7 +130,13 @@ async fn broker_killed_while_committing_a_multi_group_restore() {
     let run = spawn_ov(
         &store,
         &[
-            "restore", &id, "--execute", "--settle", "0s", "--output", "json",
+            "restore",
+            &id,
+            "--execute",
+            "--settle",
+            "0s",
+            "--output",
+            "json",
         ],
         rv.failpoints(point),
     );
@@ -160,10 +162,8 @@ async fn broker_killed_while_committing_a_multi_group_restore() {
     start_service(Service::Kafka).await;
     drop(revive);
     // The first group was committed before the broker went away; the others were not.
-    let now: Vec<BTreeMap<i32, i64>> = futures::future::join_all(
-        groups.iter().map(|g| reference(g, &topic)),
-    )
-    .await;
+    let now: Vec<BTreeMap<i32, i64>> =
+        futures::future::join_all(groups.iter().map(|g| reference(g, &topic))).await;
     assert_eq!(now[0], BTreeMap::from([(0, 10)]), "{now:?}");
     assert_eq!(now[1], BTreeMap::from([(0, 60)]), "{now:?}");
     assert_eq!(now[2], BTreeMap::from([(0, 60)]), "{now:?}");
@@ -189,7 +189,11 @@ async fn connect_killed_after_the_connectors_were_stopped() {
     let dir = tempfile::tempdir().unwrap();
     let name = unique_name("fault-connect-sink");
     let cleanup = connect::ConnectorCleanup::new(&name);
-    connect::create_connector(&name, connect::file_sink(&topic, &dir.path().join("out.txt"))).await;
+    connect::create_connector(
+        &name,
+        connect::file_sink(&topic, &dir.path().join("out.txt")),
+    )
+    .await;
     connect::wait_connector_running(&name, Duration::from_secs(60)).await;
     let group = format!("connect-{name}");
     support::poll::eventually("the sink to commit 10", Duration::from_secs(60), || async {
@@ -229,7 +233,10 @@ async fn connect_killed_after_the_connectors_were_stopped() {
     let conn = &out["connectors"][0];
     assert_eq!(conn["name"], name.as_str(), "{out:#}");
     assert_eq!(conn["resumed"], false);
-    let command = conn["resume_command"].as_str().expect("resume command").to_string();
+    let command = conn["resume_command"]
+        .as_str()
+        .expect("resume command")
+        .to_string();
     assert!(
         command.contains(&format!("/connectors/{name}/resume")),
         "{command}"
@@ -241,8 +248,13 @@ async fn connect_killed_after_the_connectors_were_stopped() {
 
     start_service(Service::Connect).await;
     drop(revive);
-    let status = connect::connector_status(&name).await.expect("connector exists");
-    assert_eq!(status["connector"]["state"], "STOPPED", "left stopped: {status:#}");
+    let status = connect::connector_status(&name)
+        .await
+        .expect("connector exists");
+    assert_eq!(
+        status["connector"]["state"], "STOPPED",
+        "left stopped: {status:#}"
+    );
     // The printed command resumes it.
     let ran = std::process::Command::new("sh")
         .args(["-c", &format!("{command} --fail --silent --show-error")])
@@ -257,7 +269,11 @@ fn snapshot_folders(store: &str) -> Vec<PathBuf> {
     let root = Path::new(store).join("snapshots");
     let mut out = Vec::new();
     for day in std::fs::read_dir(root).into_iter().flatten().flatten() {
-        for snap in std::fs::read_dir(day.path()).into_iter().flatten().flatten() {
+        for snap in std::fs::read_dir(day.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             out.push(snap.path());
         }
     }
@@ -279,7 +295,11 @@ async fn s3_killed_in_the_middle_of_a_snapshot() {
 
     let point = "snapshot-before-manifest";
     let rv = Rendezvous::new();
-    let run = spawn_ov(&store, &["snapshot", "--group", &group], rv.failpoints(point));
+    let run = spawn_ov(
+        &store,
+        &["snapshot", "--group", &group],
+        rv.failpoints(point),
+    );
     rv.reached(point).await;
     let revive = Revive(Service::S3);
     kill_service(Service::S3).await;
@@ -320,12 +340,21 @@ async fn broker_killed_in_the_middle_of_a_snapshot() {
     kafka::produce(&topic, 0, 10).await;
     kafka::produce(&topic, 1, 10).await;
     let group = unique_name("fault-snap-g");
-    kafka::consume_and_commit(&group, &topic, kafka::Take::per_partition(&[(0, 3), (1, 3)])).await;
+    kafka::consume_and_commit(
+        &group,
+        &topic,
+        kafka::Take::per_partition(&[(0, 3), (1, 3)]),
+    )
+    .await;
     let (_d, store) = local_store();
 
     let point = "snapshot-after-describe";
     let rv = Rendezvous::new();
-    let run = spawn_ov(&store, &["snapshot", "--group", &group], rv.failpoints(point));
+    let run = spawn_ov(
+        &store,
+        &["snapshot", "--group", &group],
+        rv.failpoints(point),
+    );
     rv.reached(point).await;
     let revive = Revive(Service::Kafka);
     kill_service(Service::Kafka).await;
@@ -334,9 +363,7 @@ async fn broker_killed_in_the_middle_of_a_snapshot() {
     assert!(failed.stdout.trim().is_empty(), "no id printed: {failed:?}");
     let folders = snapshot_folders(&store);
     assert!(
-        folders
-            .iter()
-            .all(|f| !f.join("manifest.json").exists()),
+        folders.iter().all(|f| !f.join("manifest.json").exists()),
         "no manifest: {folders:?}"
     );
     start_service(Service::Kafka).await;
@@ -357,7 +384,11 @@ async fn ctrl_c_after_the_connectors_were_stopped_resumes_them() {
     let dir = tempfile::tempdir().unwrap();
     let name = unique_name("fault-sigint-sink");
     let cleanup = connect::ConnectorCleanup::new(&name);
-    connect::create_connector(&name, connect::file_sink(&topic, &dir.path().join("out.txt"))).await;
+    connect::create_connector(
+        &name,
+        connect::file_sink(&topic, &dir.path().join("out.txt")),
+    )
+    .await;
     connect::wait_connector_running(&name, Duration::from_secs(60)).await;
     let group = format!("connect-{name}");
     support::poll::eventually("the sink to commit 6", Duration::from_secs(60), || async {
@@ -377,7 +408,12 @@ async fn ctrl_c_after_the_connectors_were_stopped_resumes_them() {
     let run = spawn_ov(
         &store,
         &[
-            "restore", &id, "--stop-connectors", "--execute", "--output", "json",
+            "restore",
+            &id,
+            "--stop-connectors",
+            "--execute",
+            "--output",
+            "json",
         ],
         rv.failpoints(point),
     );
@@ -392,8 +428,15 @@ async fn ctrl_c_after_the_connectors_were_stopped_resumes_them() {
     let out = run.await.unwrap().expect_code(130).json();
     assert_eq!(out["status"], "not-applied", "{out:#}");
     assert_eq!(out["connectors"][0]["resumed"], true, "{out:#}");
-    assert!(out["errors"][0]["message"].as_str().unwrap().contains("interrupted"));
-    assert_eq!(out["undo_snapshot"], Value::Null, "nothing was changed, no undo");
+    assert!(out["errors"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("interrupted"));
+    assert_eq!(
+        out["undo_snapshot"],
+        Value::Null,
+        "nothing was changed, no undo"
+    );
     connect::wait_connector_running(&name, Duration::from_secs(60)).await;
     assert_eq!(reference(&group, &topic).await, BTreeMap::from([(0, 10)]));
     cleanup.delete().await;
