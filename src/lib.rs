@@ -13,11 +13,13 @@
 
 pub mod cli;
 pub mod connect;
+pub mod diff;
 pub mod error;
 pub mod format;
 pub mod kafka;
 pub mod live;
 pub mod restore;
+pub mod retention;
 pub mod snapshot;
 pub mod store;
 pub mod timeutil;

@@ -2,7 +2,10 @@
 
 mod archive;
 mod commands;
+mod csv;
+mod diff;
 mod output;
+mod prune;
 mod restore;
 
 use std::collections::BTreeMap;
@@ -131,16 +134,21 @@ pub enum Command {
     /// Re-hash every file of one or all snapshots against their manifests and ids.
     #[command(after_long_help = VERIFY_EXAMPLES)]
     Verify(VerifyArgs),
-    /// Compare two snapshots, or a snapshot with the live offsets (not implemented yet).
+    /// Compare two snapshots, or a snapshot with the committed offsets now.
+    #[command(after_long_help = DIFF_EXAMPLES)]
     Diff(archive::DiffArgs),
     /// Plan, and with --execute apply, a verified offset reset back to a snapshot.
     #[command(after_long_help = RESTORE_EXAMPLES)]
     Restore(RestoreArgs),
-    /// Delete old snapshots by a retention policy (not implemented yet).
+    /// Delete old snapshots by a retention policy (restic's --keep-* rules); a dry run unless
+    /// --execute.
+    #[command(after_long_help = PRUNE_EXAMPLES)]
     Prune(archive::PruneArgs),
-    /// Export a snapshot as kafka-consumer-groups CSV (not implemented yet).
+    /// Write a snapshot's offsets as kafka-consumer-groups --from-file CSV.
+    #[command(after_long_help = EXPORT_EXAMPLES)]
     Export(archive::ExportArgs),
-    /// Import kafka-consumer-groups CSV as a snapshot (not implemented yet).
+    /// Store kafka-consumer-groups CSV as a snapshot of kind import.
+    #[command(after_long_help = IMPORT_EXAMPLES)]
     Import(archive::ImportArgs),
 }
 
@@ -187,6 +195,11 @@ Examples:
 
   # Onto a recreated topic or another cluster: translate offsets by record time
   offset-vault restore --latest --group billing --by-timestamp --allow-other-cluster";
+
+const DIFF_EXAMPLES: &str = archive::DIFF_EXAMPLES;
+const PRUNE_EXAMPLES: &str = archive::PRUNE_EXAMPLES;
+const EXPORT_EXAMPLES: &str = archive::EXPORT_EXAMPLES;
+const IMPORT_EXAMPLES: &str = archive::IMPORT_EXAMPLES;
 
 /// Which groups and connectors to capture.
 #[derive(Debug, Args, Clone, Default)]

@@ -21,6 +21,8 @@ use object_store::{
 
 use crate::error::{Error, Result};
 
+mod delete;
+
 /// An object in the store, relative to the store's root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Object {
