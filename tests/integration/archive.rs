@@ -1,0 +1,526 @@
+//! `diff`, `prune`, `export` and `import` against the real cluster and stores. Offsets are
+//! moved and checked with the real `kafka-consumer-groups`.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use futures::TryStreamExt;
+use object_store::path::Path as ObjectPath;
+use object_store::{ObjectStore, ObjectStoreExt};
+use serde_json::Value;
+
+use crate::ov::{local_files, local_store, ov, snapshot};
+use crate::util::{self, unique_name, Take};
+
+/// Committed offsets of `group` on `topic`, from `kafka-consumer-groups --describe`.
+async fn reference(group: &str, topic: &str) -> BTreeMap<i32, i64> {
+    util::kcg_describe(group)
+        .await
+        .into_iter()
+        .filter(|r| r.topic == topic)
+        .filter_map(|r| Some((r.partition, r.current_offset?)))
+        .collect()
+}
+
+/// A topic with 20 records on each partition, and an empty group that committed `first[p]`
+/// records of partition p.
+async fn group_on_topic(prefix: &str, first: &[usize]) -> (String, String) {
+    let topic = unique_name(prefix);
+    util::create_topic(&topic, first.len() as i32).await;
+    for p in 0..first.len() as i32 {
+        util::produce(&topic, p, 20).await;
+    }
+    let group = unique_name(&format!("{prefix}-g"));
+    let take: Vec<(i32, usize)> = first
+        .iter()
+        .enumerate()
+        .map(|(p, n)| (p as i32, *n))
+        .collect();
+    util::consume_and_commit(&group, &topic, Take::per_partition(&take)).await;
+    (topic, group)
+}
+
+/// Moves an empty group with the real tool; panics if it refuses.
+async fn reset(group: &str, scope: &str, how: &[&str]) {
+    let mut args = vec![
+        "--group",
+        group,
+        "--topic",
+        scope,
+        "--reset-offsets",
+        "--execute",
+    ];
+    args.extend_from_slice(how);
+    let out = util::kcg(&args).await;
+    assert!(
+        out.success && !out.stdout.contains("Error"),
+        "kafka-consumer-groups {args:?}:\n{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+}
+
+fn partitions(diff: &Value) -> Vec<Value> {
+    diff["partitions"].as_array().cloned().unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn diff_shows_exactly_the_moved_partitions_and_live_matches_after_a_restore() {
+    if !util::require_kafka() {
+        return;
+    }
+    let (topic, group) = group_on_topic("ov-diff", &[5, 5, 5]).await;
+    let (_dir, store) = local_store();
+    let a = snapshot(&store, &["--group", &group]).await;
+    reset(&group, &format!("{topic}:0,2"), &["--to-offset", "12"]).await;
+    let b = snapshot(&store, &["--group", &group]).await;
+
+    let d = ov(&store, &["diff", &a, &b, "--output", "json"])
+        .await
+        .ok()
+        .json();
+    let moved: Vec<(i64, String, i64, i64, i64)> = partitions(&d)
+        .iter()
+        .map(|p| {
+            (
+                p["partition"].as_i64().unwrap(),
+                p["change"].as_str().unwrap().to_string(),
+                p["old"].as_i64().unwrap(),
+                p["new"].as_i64().unwrap(),
+                p["delta"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        moved,
+        vec![
+            (0, "changed".to_string(), 5, 12, 7),
+            (2, "changed".to_string(), 5, 12, 7)
+        ],
+        "{d:#}"
+    );
+    assert_eq!(d["summary"]["partitions"]["unchanged"], 1, "{d:#}");
+    assert_eq!(d["summary"]["partitions"]["forward_records"], 14, "{d:#}");
+    assert_eq!(d["summary"]["differs"], true);
+    assert!(partitions(&d).iter().all(|p| p["direction"] == "forward"));
+
+    // --all lists the unchanged partition too; the other way round, the deltas are negative.
+    let all = ov(&store, &["diff", &a, &b, "--all", "--output", "json"])
+        .await
+        .ok()
+        .json();
+    assert_eq!(partitions(&all).len(), 3);
+    let back = ov(&store, &["diff", &b, &a, "--output", "json"])
+        .await
+        .ok()
+        .json();
+    assert!(partitions(&back)
+        .iter()
+        .all(|p| p["delta"] == -7 && p["direction"] == "backward"));
+
+    // Filters, the table, and the exit codes.
+    let only = ov(
+        &store,
+        &[
+            "diff",
+            &a,
+            &b,
+            "--topic",
+            &topic,
+            "--partition",
+            "2",
+            "--output",
+            "json",
+        ],
+    )
+    .await
+    .ok()
+    .json();
+    assert_eq!(partitions(&only).len(), 1);
+    assert_eq!(partitions(&only)[0]["partition"], 2);
+    let table = ov(&store, &["diff", &a, &b, "--exit-code"])
+        .await
+        .expect_code(1);
+    assert!(
+        table.stdout.contains("forward") && table.stdout.contains("+7"),
+        "{}",
+        table.stdout
+    );
+    assert!(
+        table
+            .stdout
+            .contains("2 partition(s) changed (14 record(s) forward"),
+        "{}",
+        table.stdout
+    );
+    ov(&store, &["diff", &a, &a, "--exit-code"])
+        .await
+        .expect_code(0);
+    ov(&store, &["diff", &a, "--latest", "--exit-code"])
+        .await
+        .expect_code(1);
+    ov(&store, &["diff", &a]).await.expect_code(2);
+
+    // The cluster now is B; after restoring A, the live view is A again.
+    ov(&store, &["diff", &b, "--live", "--exit-code"])
+        .await
+        .expect_code(0);
+    ov(&store, &["restore", &a, "--execute"]).await.ok();
+    assert_eq!(
+        reference(&group, &topic).await,
+        BTreeMap::from([(0, 5), (1, 5), (2, 5)])
+    );
+    let live = ov(
+        &store,
+        &["diff", &a, "--live", "--exit-code", "--output", "json"],
+    )
+    .await
+    .expect_code(0)
+    .json();
+    assert_eq!(live["summary"]["differs"], false, "{live:#}");
+    assert_eq!(live["summary"]["partitions"]["unchanged"], 3, "{live:#}");
+    ov(&store, &["diff", &b, "--live", "--exit-code"])
+        .await
+        .expect_code(1);
+}
+
+/// Snapshots of one group, oldest first, with a pause so their ids differ in time.
+async fn snapshots(store: &str, group: &str, n: usize) -> Vec<String> {
+    let mut ids = Vec::new();
+    for _ in 0..n {
+        ids.push(snapshot(store, &["--group", group]).await);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    ids
+}
+
+fn listed_ids(run: &crate::ov::Run) -> Vec<(String, bool)> {
+    run.json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["id"].as_str().unwrap().to_string(),
+                s["complete"].as_bool().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The prune checks shared by the local and the S3 store. `remove_manifest` deletes one
+/// snapshot's manifest by hand, as an interrupted prune or snapshot would leave it.
+async fn prune_round(store: &str, group: &str, remove_manifest: impl AsyncFnOnce(&str)) {
+    let ids = snapshots(store, group, 5).await;
+
+    // No policy: refused, nothing deleted.
+    let refused = ov(store, &["prune", "--execute"]).await.expect_code(2);
+    assert!(refused.stderr.contains("--keep-"), "{}", refused.stderr);
+
+    // The dry run lists all five, keeps the two newest, and deletes nothing.
+    let plan = ov(store, &["prune", "--keep-last", "2", "--output", "json"])
+        .await
+        .ok()
+        .json();
+    let decisions = plan["plan"]["groups"][0]["decisions"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let kept: Vec<&str> = decisions
+        .iter()
+        .filter(|d| d["keep"] == true)
+        .map(|d| d["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(kept, [ids[4].as_str(), ids[3].as_str()], "{plan:#}");
+    assert_eq!(decisions.len(), 5);
+    assert_eq!(decisions[0]["reasons"][0], "last");
+    let listed = ov(store, &["list", "--output", "json"]).await.ok();
+    assert_eq!(listed_ids(&listed).len(), 5);
+
+    // An interrupted deletion: the oldest snapshot has lost its manifest.
+    remove_manifest(&ids[0]).await;
+    let verify = ov(store, &["verify", "--all"]).await.expect_code(5);
+    assert!(verify.stdout.contains("no manifest"), "{}", verify.stdout);
+    let refused = ov(store, &["show", &ids[0]]).await;
+    assert_ne!(refused.code, 0, "an incomplete snapshot must not be shown");
+    ov(store, &["restore", &ids[0]]).await.expect_code(5);
+
+    // Young leftovers are kept (they may be a snapshot being written) ...
+    let plan = ov(store, &["prune", "--keep-last", "2", "--output", "json"])
+        .await
+        .ok()
+        .json();
+    assert_eq!(plan["plan"]["leftovers"][0]["id"], ids[0].as_str());
+    assert_eq!(plan["plan"]["leftovers"][0]["action"], "keep-young");
+
+    // ... and removed past the grace period, with the policy's removals.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let done = ov(
+        store,
+        &[
+            "prune",
+            "--keep-last",
+            "2",
+            "--incomplete-older-than",
+            "1s",
+            "--execute",
+            "--output",
+            "json",
+        ],
+    )
+    .await
+    .ok()
+    .json();
+    let mut deleted: Vec<&str> = done["deleted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap())
+        .collect();
+    deleted.sort();
+    assert_eq!(deleted, [ids[0].as_str(), &ids[1], &ids[2]], "{done:#}");
+
+    let listed = ov(store, &["list", "--output", "json"]).await.ok();
+    assert_eq!(
+        listed_ids(&listed),
+        vec![(ids[4].clone(), true), (ids[3].clone(), true)]
+    );
+    let verify = ov(store, &["verify", "--all"]).await.ok();
+    assert!(
+        verify.stderr.contains("2 snapshot(s) verified, 0 failed"),
+        "{}",
+        verify.stderr
+    );
+
+    // Pruning again with the same policy changes nothing.
+    let again = ov(
+        store,
+        &["prune", "--keep-last", "2", "--execute", "--output", "json"],
+    )
+    .await
+    .ok()
+    .json();
+    assert_eq!(again["deleted"].as_array().unwrap().len(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn prune_on_a_local_store_keeps_exactly_the_policy_and_cleans_leftovers() {
+    if !util::require_kafka() {
+        return;
+    }
+    let (_topic, group) = group_on_topic("ov-prune", &[3]).await;
+    let (_dir, store) = local_store();
+    let store_for_files = store.clone();
+    prune_round(&store, &group, async move |id: &str| {
+        let manifest = local_files(&store_for_files, id)
+            .into_iter()
+            .find(|f| f.ends_with("manifest.json"))
+            .expect("a manifest");
+        std::fs::remove_file(manifest).unwrap();
+    })
+    .await;
+    // Deleted snapshots leave no folders behind.
+    let days = std::fs::read_dir(std::path::Path::new(&store).join("snapshots")).unwrap();
+    let folders: usize = days
+        .map(|d| std::fs::read_dir(d.unwrap().path()).unwrap().count())
+        .sum();
+    assert_eq!(folders, 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn prune_on_s3_keeps_exactly_the_policy_and_cleans_leftovers() {
+    if !util::require_kafka() || !util::require_s3() {
+        return;
+    }
+    let (_topic, group) = group_on_topic("ov-prune-s3", &[3]).await;
+    let prefix = unique_name("prune");
+    let store = util::s3_url(&prefix);
+    let s3 = util::s3_store();
+    let p = prefix.clone();
+    prune_round(&store, &group, async move |id: &str| {
+        let s3 = util::s3_store();
+        let objects: Vec<_> = s3
+            .list(Some(&ObjectPath::from(format!("{p}/snapshots"))))
+            .try_collect()
+            .await
+            .unwrap();
+        let manifest = objects
+            .iter()
+            .find(|o| {
+                o.location.as_ref().contains(id) && o.location.as_ref().ends_with("manifest.json")
+            })
+            .expect("a manifest");
+        s3.delete(&manifest.location).await.unwrap();
+    })
+    .await;
+    let left: Vec<_> = s3
+        .list(Some(&ObjectPath::from(format!("{prefix}/snapshots"))))
+        .try_collect()
+        .await
+        .unwrap();
+    // Two snapshots of three files each, nothing else.
+    assert_eq!(left.len(), 6, "{left:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn exported_csv_applied_by_kafka_consumer_groups_gives_the_snapshot_offsets() {
+    if !util::require_kafka() {
+        return;
+    }
+    let (topic, g1) = group_on_topic("ov-export", &[3, 5, 7]).await;
+    let g2 = unique_name("ov-export-g2");
+    util::consume_and_commit(&g2, &topic, Take::per_partition(&[(0, 11), (2, 13)])).await;
+    let (dir, store) = local_store();
+    let id = snapshot(&store, &["--group", &g1, "--group", &g2]).await;
+    reset(&g1, &topic, &["--to-latest"]).await;
+    reset(&g2, &format!("{topic}:0,2"), &["--to-earliest"]).await;
+
+    // One group: topic,partition,offset.
+    let one = dir.path().join("one.csv");
+    ov(
+        &store,
+        &[
+            "export",
+            &id,
+            "--group",
+            &g1,
+            "--file",
+            one.to_str().unwrap(),
+        ],
+    )
+    .await
+    .ok();
+    let text = std::fs::read_to_string(&one).unwrap();
+    assert_eq!(text, format!("{topic},0,3\n{topic},1,5\n{topic},2,7\n"));
+    let applied = util::kcg(&[
+        "--group",
+        &g1,
+        "--reset-offsets",
+        "--from-file",
+        one.to_str().unwrap(),
+        "--execute",
+    ])
+    .await;
+    assert!(applied.success, "{}\n{}", applied.stdout, applied.stderr);
+    assert_eq!(
+        reference(&g1, &topic).await,
+        BTreeMap::from([(0, 3), (1, 5), (2, 7)])
+    );
+
+    // Several groups: group,topic,partition,offset, on standard output.
+    reset(&g1, &topic, &["--to-latest"]).await;
+    let both = ov(&store, &["export", &id]).await.ok().stdout;
+    assert_eq!(both.lines().count(), 5, "{both}");
+    assert!(both.lines().all(|l| l.split(',').count() == 4), "{both}");
+    let path = dir.path().join("both.csv");
+    std::fs::write(&path, &both).unwrap();
+    let applied = util::kcg(&[
+        "--group",
+        &g1,
+        "--group",
+        &g2,
+        "--reset-offsets",
+        "--from-file",
+        path.to_str().unwrap(),
+        "--execute",
+    ])
+    .await;
+    assert!(applied.success, "{}\n{}", applied.stdout, applied.stderr);
+    assert_eq!(
+        reference(&g1, &topic).await,
+        BTreeMap::from([(0, 3), (1, 5), (2, 7)])
+    );
+    assert_eq!(
+        reference(&g2, &topic).await,
+        BTreeMap::from([(0, 11), (2, 13)])
+    );
+
+    ov(&store, &["export", &id, "--group", "no-such-group"])
+        .await
+        .expect_code(4);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn csv_exported_by_kafka_consumer_groups_imports_and_restores_to_its_offsets() {
+    if !util::require_kafka() {
+        return;
+    }
+    let (topic, group) = group_on_topic("ov-import", &[4, 9]).await;
+    let (dir, store) = local_store();
+    let exported = util::kcg(&[
+        "--group",
+        &group,
+        "--topic",
+        &topic,
+        "--reset-offsets",
+        "--to-current",
+        "--export",
+        "--dry-run",
+    ])
+    .await;
+    assert!(exported.success, "{}", exported.stderr);
+    let csv = dir.path().join("group.csv");
+    std::fs::write(&csv, &exported.stdout).unwrap();
+
+    // A malformed file is refused with its line, and nothing is written.
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(&bad, format!("{topic},0,4\n{topic},1,nine\n")).unwrap();
+    let refused = ov(
+        &store,
+        &["import", bad.to_str().unwrap(), "--group", &group],
+    )
+    .await
+    .expect_code(2);
+    assert!(refused.stderr.contains("line 2"), "{}", refused.stderr);
+    ov(&store, &["import", csv.to_str().unwrap()])
+        .await
+        .expect_code(2);
+    assert!(
+        !std::path::Path::new(&store).exists(),
+        "a refused import must write nothing, not even the store"
+    );
+
+    let out = ov(
+        &store,
+        &[
+            "import",
+            csv.to_str().unwrap(),
+            "--group",
+            &group,
+            "--tag",
+            "source=kcg",
+            "--output",
+            "json",
+        ],
+    )
+    .await
+    .ok()
+    .json();
+    let id = out["id"].as_str().unwrap().to_string();
+    assert_eq!(out["kind"], "import");
+    ov(&store, &["verify", &id]).await.ok();
+    let shown = crate::ov::show(&store, &id).await;
+    assert_eq!(shown["manifest"]["kind"], "import");
+    assert_eq!(shown["manifest"]["tags"]["source"], "kcg");
+    let parts = shown["groups"][0]["partitions"].as_array().unwrap();
+    assert_eq!(parts.len(), 2);
+    assert_eq!(
+        parts[1]["log_end_offset"], 20,
+        "live log ranges are captured"
+    );
+
+    reset(&group, &topic, &["--to-earliest"]).await;
+    assert_eq!(
+        reference(&group, &topic).await,
+        BTreeMap::from([(0, 0), (1, 0)])
+    );
+    ov(&store, &["restore", &id, "--execute"]).await.ok();
+    assert_eq!(
+        reference(&group, &topic).await,
+        BTreeMap::from([(0, 4), (1, 9)])
+    );
+    // The import is not what --latest picks.
+    ov(&store, &["restore", "--latest", "--group", &group])
+        .await
+        .expect_code(4);
+}
