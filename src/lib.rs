@@ -10,6 +10,8 @@
 //! - [`format`]: JSON and Parquet encodings.
 //! - [`store`]: `object_store` backends picked by URL, create-only writes.
 //! - [`restore`]: snapshot choice, the plan (pure), and its verified application.
+//! - [`diff`]: the difference between two snapshots, or a snapshot and the cluster (pure).
+//! - [`retention`]: `prune`'s policy with restic's rules (pure), and deleting what it removes.
 
 pub mod cli;
 pub mod connect;

@@ -163,7 +163,7 @@ Examples:
   # Since an hour ago, every partition listed, as JSON
   offset-vault diff --before 1h --latest --all --output json
 
-Exit codes with --exit-code: 0 no differences, 1 differences (other errors as below).";
+With --exit-code: 0 when there are no differences, 1 when there are (other exit codes: offset-vault --help).";
 
 pub(super) const PRUNE_EXAMPLES: &str = "\
 Examples:

@@ -524,3 +524,78 @@ async fn csv_exported_by_kafka_consumer_groups_imports_and_restores_to_its_offse
         .await
         .expect_code(4);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_prune_leaves_only_complete_or_incomplete_snapshots() {
+    if !util::require_kafka() {
+        return;
+    }
+    let (_topic, group) = group_on_topic("ov-prune-kill", &[2]).await;
+    let (_dir, store) = local_store();
+    let ids = snapshots(&store, &group, 24).await;
+
+    // Kill a prune that deletes all but one as soon as its first manifest is gone (wherever the
+    // kill lands, the invariant below must hold).
+    let manifests = |store: &str| -> usize {
+        ids.iter()
+            .filter(|id| {
+                local_files(store, id)
+                    .iter()
+                    .any(|f| f.ends_with("manifest.json"))
+            })
+            .count()
+    };
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("offset-vault"))
+        .args(["--store", &store, "prune", "--keep-last", "1", "--execute"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while manifests(&store) == ids.len() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    eprintln!(
+        "killed prune: {} of {} manifests left",
+        manifests(&store),
+        ids.len()
+    );
+
+    // Every snapshot still there either verifies or has no manifest at all.
+    let verify = ov(&store, &["verify", "--all", "--output", "json"])
+        .await
+        .json();
+    for s in verify["snapshots"].as_array().unwrap() {
+        let problems: Vec<&str> = s["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_str().unwrap())
+            .collect();
+        assert!(
+            problems.is_empty() || problems == ["incomplete: no manifest"],
+            "{} verifies wrongly: {problems:?}",
+            s["id"]
+        );
+    }
+    // The restart finishes the job, leftovers included.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    ov(
+        &store,
+        &[
+            "prune",
+            "--keep-last",
+            "1",
+            "--incomplete-older-than",
+            "1s",
+            "--execute",
+        ],
+    )
+    .await
+    .ok();
+    let listed = ov(&store, &["list", "--output", "json"]).await.ok();
+    assert_eq!(listed_ids(&listed), vec![(ids[23].clone(), true)]);
+    ov(&store, &["verify", "--all"]).await.ok();
+}
