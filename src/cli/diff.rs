@@ -21,6 +21,7 @@ use crate::kafka::KafkaClient;
 use crate::live::LiveView;
 use crate::snapshot::choose::{choose, Choice, Eligible};
 use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot, SnapshotContent};
+use crate::snapshot::redact::redact_config;
 use crate::snapshot::repo::{self, Loaded};
 use crate::timeutil::parse_time;
 
@@ -171,8 +172,9 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
                 .cloned()
                 .collect();
             let clients = cli.global.connect_clients()?;
-            let (view, _) =
+            let (view, by_name) =
                 crate::live::read(&kafka, &clients, &groups, &connectors, false).await?;
+            let configs = live_configs(&by_name).await?;
             let label = json!({"live": kafka.bootstrap(), "cluster_id": kafka.cluster_id(), "read_at": Utc::now()});
             let ids: BTreeSet<String> = groups.into_iter().map(|g| g.group_id).collect();
             let read = Read {
@@ -181,7 +183,7 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
                 groups: vec![],
                 connectors: vec![],
             };
-            (read, Some((view, ids)))
+            (read, Some((view, ids, configs)))
         }
     };
     if new.cluster_id != old.cluster_id && live.is_none() {
@@ -198,11 +200,16 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
     let rows = |which: u8| -> Box<dyn Iterator<Item = Row> + '_> {
         match (which, &live) {
             (0, _) => Box::new(snapshot_rows(&old.groups, wanted.as_ref(), &filter)),
-            (_, Some((view, ids))) => Box::new(live_rows(view, ids, &filter)),
+            (_, Some((view, ids, _))) => Box::new(live_rows(view, ids, &filter)),
             (_, None) => Box::new(snapshot_rows(&new.groups, wanted.as_ref(), &filter)),
         }
     };
-    let connector_diffs = compare_connectors(&old, &new, live.as_ref().map(|l| &l.0), &filter);
+    let connector_diffs = compare_connectors(
+        &old,
+        &new,
+        live.as_ref().map(|(view, _, configs)| (view, configs)),
+        &filter,
+    );
 
     let shown = |d: &PartitionDiff| args.all || d.is_notable();
     let unsorted = |e: crate::diff::Unsorted| Error::Internal(e.to_string());
@@ -299,10 +306,30 @@ fn placeholder(group: &str) -> GroupSnapshot {
     }
 }
 
+/// A live connector's config, and the keys a snapshot would redact. The values stay as they
+/// are: secret ones are compared by hash with a snapshot taken with `--include-secrets`, and
+/// never printed.
+type LiveConfig = (BTreeMap<String, String>, Vec<String>);
+
+/// The current config of each connector found live.
+async fn live_configs(
+    clients: &BTreeMap<String, crate::connect::ConnectClient>,
+) -> Result<BTreeMap<String, LiveConfig>> {
+    let mut out = BTreeMap::new();
+    for (name, client) in clients {
+        if let Some((info, _)) = client.connector(name).await? {
+            let mut copy = info.config.clone();
+            let redacted = redact_config(&mut copy);
+            out.insert(name.clone(), (info.config, redacted));
+        }
+    }
+    Ok(out)
+}
+
 fn compare_connectors(
     old: &Read,
     new: &Read,
-    live: Option<&LiveView>,
+    live: Option<(&LiveView, &BTreeMap<String, LiveConfig>)>,
     filter: &Filter,
 ) -> Vec<ConnectorDiff> {
     let mut olds: BTreeMap<String, ConnectorView> = BTreeMap::new();
@@ -315,16 +342,17 @@ fn compare_connectors(
     }
     let mut news: BTreeMap<String, ConnectorView> = BTreeMap::new();
     match live {
-        Some(view) => {
+        Some((view, configs)) => {
             for (name, l) in &view.connectors {
                 if let Some(l) = l {
+                    let config = configs.get(name);
                     news.insert(
                         name.clone(),
                         ConnectorView {
                             name: name.clone(),
                             state: Some(l.state.clone()),
-                            config: None,
-                            redacted_keys: vec![],
+                            config: config.map(|c| c.0.clone()),
+                            redacted_keys: config.map(|c| c.1.clone()).unwrap_or_default(),
                             offsets: l.offsets.clone(),
                         },
                     );

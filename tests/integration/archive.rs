@@ -599,3 +599,108 @@ async fn a_killed_prune_leaves_only_complete_or_incomplete_snapshots() {
     assert_eq!(listed_ids(&listed), vec![(ids[23].clone(), true)]);
     ov(&store, &["verify", "--all"]).await.ok();
 }
+
+/// The connector part of a diff (there is one connector in these tests).
+fn connector(diff: &Value) -> Value {
+    diff["connectors"][0].clone()
+}
+
+fn config_keys(c: &Value) -> Vec<String> {
+    c["config"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|k| k["key"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn diff_shows_connector_config_changes_without_printing_secrets() {
+    if !util::require_kafka() || !util::require_connect() {
+        return;
+    }
+    let topic = unique_name("ov-diff-conn");
+    util::create_topic(&topic, 1).await;
+    let name = unique_name("ov-diff-sink");
+    let cleanup = util::ConnectorCleanup::new(&name);
+    let (dir, store) = local_store();
+    let mut config = util::file_sink(&topic, &dir.path().join("out.txt"));
+    config["db.password"] = "first-secret-value".into();
+    util::create_connector(&name, config.clone()).await;
+    util::wait_connector_running(&name, Duration::from_secs(60)).await;
+    let put = |config: Value| {
+        let name = name.clone();
+        async move {
+            let (status, body) = util::connect_request(
+                reqwest::Method::PUT,
+                &format!("/connectors/{name}/config"),
+                Some(&config),
+            )
+            .await;
+            assert!(status.is_success(), "{status}: {body}");
+            util::wait_connector_running(&name, Duration::from_secs(60)).await;
+        }
+    };
+
+    let args = ["--connector", name.as_str(), "--include-secrets"];
+    let a = snapshot(&store, &args).await;
+    let a_redacted = snapshot(&store, &["--connector", &name]).await;
+    config["db.password"] = "second-secret-value".into();
+    config["tasks.max"] = "2".into();
+    put(config.clone()).await;
+    let b = snapshot(&store, &args).await;
+    let b_redacted = snapshot(&store, &["--connector", &name]).await;
+
+    // In clear in the snapshots: compared by hash, reported, never printed.
+    let run = ov(&store, &["diff", &a, &b, "--output", "json"]).await.ok();
+    assert!(!run.stdout.contains("secret-value"), "{}", run.stdout);
+    let c = connector(&run.json());
+    assert_eq!(config_keys(&c), ["db.password", "tasks.max"], "{c:#}");
+    assert_eq!(c["config"][0]["new"], serde_json::json!({"secret": true}));
+    assert_eq!(c["config"][1]["old"], "1");
+    assert_eq!(c["config"][1]["new"], "2");
+    let table = ov(&store, &["diff", &a, &b]).await.ok().stdout;
+    assert!(
+        table.contains("config db.password: (secret) -> (secret)"),
+        "{table}"
+    );
+    assert!(!table.contains("secret-value"), "{table}");
+
+    // Redacted in the snapshots: not comparable, and said so.
+    let c = connector(
+        &ov(
+            &store,
+            &["diff", &a_redacted, &b_redacted, "--output", "json"],
+        )
+        .await
+        .ok()
+        .json(),
+    );
+    assert_eq!(config_keys(&c), ["tasks.max"], "{c:#}");
+    assert_eq!(c["not_compared"], serde_json::json!(["db.password"]));
+
+    // Against the connector now: its config is read live.
+    config["tasks.max"] = "1".into();
+    put(config.clone()).await;
+    let run = ov(
+        &store,
+        &[
+            "diff",
+            &b,
+            "--live",
+            "--connector",
+            &name,
+            "--output",
+            "json",
+        ],
+    )
+    .await
+    .ok();
+    assert!(!run.stdout.contains("secret-value"), "{}", run.stdout);
+    let c = connector(&run.json());
+    assert_eq!(config_keys(&c), ["tasks.max"], "{c:#}");
+    assert_eq!(c["config"][0]["old"], "2");
+    assert_eq!(c["config"][0]["new"], "1");
+    cleanup.delete().await;
+}
