@@ -527,3 +527,63 @@ fn summary_text(counts: &PartitionCounts, connectors: &[ConnectorDiff]) -> Strin
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::Command;
+
+    fn args(line: &str) -> DiffArgs {
+        let cli = Cli::try_parse_from(format!("offset-vault diff {line}").split_whitespace())
+            .unwrap_or_else(|e| panic!("{line}: {e}"));
+        match cli.command {
+            Command::Diff(a) => a,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn describe(side: &Side) -> String {
+        match side {
+            Side::Snapshot(Choice::Id(id)) => id.clone(),
+            Side::Snapshot(Choice::Latest) => "latest".into(),
+            Side::Snapshot(Choice::Before(t)) => format!("before {}", t.to_rfc3339()),
+            Side::Live => "live".into(),
+        }
+    }
+
+    #[test]
+    fn the_two_sides_come_from_ids_before_latest_and_live_in_that_order() {
+        let now = DateTime::parse_from_rfc3339("2027-01-10T12:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        // (command line, old side, new side) or the words of the refusal
+        let cases: [(&str, Result<(&str, &str), &str>); 9] = [
+            ("a b", Ok(("a", "b"))),
+            ("a --live", Ok(("a", "live"))),
+            ("--latest --live", Ok(("latest", "live"))),
+            ("a --latest", Ok(("a", "latest"))),
+            (
+                "--before 2h --latest",
+                Ok(("before 2027-01-10T10:00:00+00:00", "latest")),
+            ),
+            ("--live", Err("1 given")),
+            ("a", Err("1 given")),
+            ("a b --live", Err("3 given")),
+            ("a b --partition 1", Err("--partition needs --topic")),
+        ];
+        for (line, want) in cases {
+            let got = sides(&args(line), now)
+                .map(|(o, n)| (describe(&o), describe(&n)))
+                .map_err(|e| e.to_string());
+            match (got, want) {
+                (Ok((o, n)), Ok((wo, wn))) => {
+                    assert_eq!((o.as_str(), n.as_str()), (wo, wn), "{line}")
+                }
+                (Err(e), Err(words)) => assert!(e.contains(words), "{line}: {e}"),
+                (got, want) => panic!("{line}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+}

@@ -148,3 +148,63 @@ fn print_plan(plan: &PrunePlan) {
         s.groups, s.keep, s.remove, s.incomplete_remove, s.incomplete_keep, s.left_alone
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::Command;
+
+    fn parse(line: &str) -> Result<PruneOptions> {
+        let cli = Cli::try_parse_from(format!("offset-vault prune {line}").split_whitespace())
+            .map_err(|e| Error::usage(e.to_string()))?;
+        match cli.command {
+            Command::Prune(a) => options(&a),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn flags_become_a_policy_or_a_clear_refusal() {
+        // (command line, Ok(policy in words) or the words of the refusal)
+        let cases = [
+            ("--keep-daily 7", Ok("keep 7 daily")),
+            (
+                "--keep-last 3 --keep-weekly unlimited --keep-within 1y2m",
+                Ok("keep 3 last, all weekly, all within 1y2m of the newest"),
+            ),
+            (
+                "--keep-within-daily 10d --keep-tag release=yes",
+                Ok("keep daily within 10d, tagged release=yes"),
+            ),
+            ("", Err("no retention policy")),
+            ("--execute", Err("no retention policy")),
+            ("--keep-daily 0", Err("no retention policy")),
+            ("--keep-daily many", Err("--keep-daily many")),
+            ("--keep-within 2w", Err("unknown unit 'w'")),
+            ("--keep-tag release", Err("--keep-tag release")),
+            ("--keep-last 1 --group-by host", Err("--group-by host")),
+        ];
+        for (line, want) in cases {
+            match (parse(line), want) {
+                (Ok(o), Ok(words)) => assert_eq!(o.policy.describe(), words, "{line}"),
+                (Err(e), Err(words)) => {
+                    assert_eq!(e.exit_code(), exit::USAGE, "{line}");
+                    assert!(e.to_string().contains(words), "{line}: {e}");
+                }
+                (got, want) => panic!("{line}: got {got:?}, want {want:?}"),
+            }
+        }
+        let o = parse("--keep-last 1").unwrap();
+        assert_eq!(o.incomplete_older_than, Duration::days(1));
+        assert_eq!(
+            o.group_by,
+            [
+                crate::retention::GroupBy::Cluster,
+                crate::retention::GroupBy::Kind,
+                crate::retention::GroupBy::Selection
+            ]
+        );
+    }
+}
