@@ -1,4 +1,6 @@
-use serde_json::json;
+use serde_json::{json, Value};
+
+use crate::snapshot::redact::REDACTED;
 
 use super::*;
 

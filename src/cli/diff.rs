@@ -1,20 +1,19 @@
 //! `offset-vault diff`: two snapshots, or a snapshot and the cluster now.
 //!
-//! The partition rows are printed as the merge finds them, in two passes over the loaded
-//! snapshots (the first measures the columns), so the output itself holds no rows in memory.
+//! The partition rows are printed as the merge finds them (see `print`), so the output itself
+//! holds no rows in memory.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
+mod print;
 
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::archive::DiffArgs;
 use super::commands::open_store;
 use super::{Cli, OutputFormat};
 use crate::diff::{
-    diff_connector, diff_rows, snapshot_rows, Change, ConnectorDiff, ConnectorView, Filter,
-    PartitionCounts, PartitionDiff, Row,
+    diff_connector, snapshot_rows, ConnectorDiff, ConnectorView, Filter, PartitionDiff, Row,
 };
 use crate::error::{exit, Error, Result};
 use crate::kafka::KafkaClient;
@@ -141,49 +140,8 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
         Side::Snapshot(choice) => (from_loaded(load(choice).await?), None),
         Side::Live => {
             let settings = kafka_settings.expect("read for --live");
-            let kafka = KafkaClient::connect(settings).await?;
-            if kafka.cluster_id() != old.cluster_id && !args.allow_other_cluster {
-                return Err(Error::OtherCluster {
-                    id: old.label["snapshot"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_string(),
-                    snapshot_cluster: old.cluster_id.clone(),
-                    live_cluster: kafka.cluster_id().to_string(),
-                    bootstrap: kafka.bootstrap().to_string(),
-                });
-            }
-            let wanted = filter.group_set(&old_connectors);
-            let mut groups: Vec<GroupSnapshot> = old
-                .groups
-                .iter()
-                .filter(|g| wanted.as_ref().is_none_or(|w| w.contains(&g.group_id)))
-                .cloned()
-                .collect();
-            for g in wanted.iter().flatten() {
-                if !groups.iter().any(|s| &s.group_id == g) {
-                    groups.push(placeholder(g));
-                }
-            }
-            let connectors: Vec<ConnectorSnapshot> = old
-                .connectors
-                .iter()
-                .filter(|c| filter.wants_connector(&c.name))
-                .cloned()
-                .collect();
-            let clients = cli.global.connect_clients()?;
-            let (view, by_name) =
-                crate::live::read(&kafka, &clients, &groups, &connectors, false).await?;
-            let configs = live_configs(&by_name).await?;
-            let label = json!({"live": kafka.bootstrap(), "cluster_id": kafka.cluster_id(), "read_at": Utc::now()});
-            let ids: BTreeSet<String> = groups.into_iter().map(|g| g.group_id).collect();
-            let read = Read {
-                label,
-                cluster_id: kafka.cluster_id().to_string(),
-                groups: vec![],
-                connectors: vec![],
-            };
-            (read, Some((view, ids, configs)))
+            let (read, live) = read_live(cli, settings, args, &filter, &old).await?;
+            (read, Some(live))
         }
     };
     if new.cluster_id != old.cluster_id && live.is_none() {
@@ -200,89 +158,22 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
     let rows = |which: u8| -> Box<dyn Iterator<Item = Row> + '_> {
         match (which, &live) {
             (0, _) => Box::new(snapshot_rows(&old.groups, wanted.as_ref(), &filter)),
-            (_, Some((view, ids, _))) => Box::new(live_rows(view, ids, &filter)),
+            (_, Some(l)) => Box::new(live_rows(&l.view, &l.groups, &filter)),
             (_, None) => Box::new(snapshot_rows(&new.groups, wanted.as_ref(), &filter)),
         }
     };
     let connector_diffs = compare_connectors(
         &old,
         &new,
-        live.as_ref().map(|(view, _, configs)| (view, configs)),
+        live.as_ref().map(|l| (&l.view, &l.configs)),
         &filter,
     );
 
     let shown = |d: &PartitionDiff| args.all || d.is_notable();
-    let unsorted = |e: crate::diff::Unsorted| Error::Internal(e.to_string());
     let counts = match cli.global.output {
-        OutputFormat::Json => {
-            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-            let io = |e: std::io::Error| Error::Internal(format!("write to stdout: {e}"));
-            write!(
-                out,
-                "{{\"old\":{},\"new\":{},\"partitions\":[",
-                old.label, new.label
-            )
-            .map_err(io)?;
-            let mut first = true;
-            let mut failed = None;
-            let counts = diff_rows(rows(0), rows(1), |d| {
-                if shown(&d) && failed.is_none() {
-                    let sep = if first { "\n" } else { ",\n" };
-                    first = false;
-                    let text = serde_json::to_string(&d).unwrap_or_default();
-                    if let Err(e) = write!(out, "{sep}{text}") {
-                        failed = Some(e);
-                    }
-                }
-            })
-            .map_err(unsorted)?;
-            if let Some(e) = failed {
-                return Err(io(e));
-            }
-            let summary = summary_json(&counts, &connector_diffs);
-            writeln!(
-                out,
-                "\n],\"connectors\":{},\"summary\":{}}}",
-                serde_json::to_string(&connector_diffs).unwrap_or_default(),
-                summary
-            )
-            .map_err(io)?;
-            out.flush().map_err(io)?;
-            counts
-        }
+        OutputFormat::Json => print::json(&old.label, &new.label, &rows, &shown, &connector_diffs)?,
         OutputFormat::Table => {
-            eprintln!("old: {}", side_text(&old.label));
-            eprintln!("new: {}", side_text(&new.label));
-            let mut widths = HEADERS.map(str::len);
-            let mut listed = 0u64;
-            let counts = diff_rows(rows(0), rows(1), |d| {
-                if shown(&d) {
-                    listed += 1;
-                    for (w, cell) in widths.iter_mut().zip(cells(&d)) {
-                        *w = (*w).max(cell.chars().count());
-                    }
-                }
-            })
-            .map_err(unsorted)?;
-            if listed > 0 {
-                let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-                let io = |e: std::io::Error| Error::Internal(format!("write to stdout: {e}"));
-                writeln!(out, "{}", line(&widths, &HEADERS.map(String::from))).map_err(io)?;
-                let mut failed = None;
-                diff_rows(rows(0), rows(1), |d| {
-                    if shown(&d) && failed.is_none() {
-                        if let Err(e) = writeln!(out, "{}", line(&widths, &cells(&d))) {
-                            failed = Some(e);
-                        }
-                    }
-                })
-                .map_err(unsorted)?;
-                failed.map_or(Ok(()), |e| Err(io(e)))?;
-                out.flush().map_err(io)?;
-            }
-            print_connectors(&connector_diffs);
-            println!("{}", summary_text(&counts, &connector_diffs));
-            counts
+            print::table(&old.label, &new.label, &rows, &shown, &connector_diffs)?
         }
     };
     let differs = counts.differs() || connector_diffs.iter().any(ConnectorDiff::differs);
@@ -291,6 +182,72 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
     } else {
         exit::OK
     })
+}
+
+/// The cluster now, for the groups and connectors of the old side that the filter selects.
+struct Live {
+    view: LiveView,
+    /// The compared groups, sorted.
+    groups: BTreeSet<String>,
+    configs: BTreeMap<String, LiveConfig>,
+}
+
+async fn read_live(
+    cli: &Cli,
+    settings: crate::kafka::KafkaSettings,
+    args: &DiffArgs,
+    filter: &Filter,
+    old: &Read,
+) -> Result<(Read, Live)> {
+    let kafka = KafkaClient::connect(settings).await?;
+    if kafka.cluster_id() != old.cluster_id && !args.allow_other_cluster {
+        return Err(Error::OtherCluster {
+            id: old.label["snapshot"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            snapshot_cluster: old.cluster_id.clone(),
+            live_cluster: kafka.cluster_id().to_string(),
+            bootstrap: kafka.bootstrap().to_string(),
+        });
+    }
+    let old_connectors: Vec<&ConnectorSnapshot> = old.connectors.iter().collect();
+    let wanted = filter.group_set(&old_connectors);
+    let mut groups: Vec<GroupSnapshot> = old
+        .groups
+        .iter()
+        .filter(|g| wanted.as_ref().is_none_or(|w| w.contains(&g.group_id)))
+        .cloned()
+        .collect();
+    for g in wanted.iter().flatten() {
+        if !groups.iter().any(|s| &s.group_id == g) {
+            groups.push(placeholder(g));
+        }
+    }
+    let connectors: Vec<ConnectorSnapshot> = old
+        .connectors
+        .iter()
+        .filter(|c| filter.wants_connector(&c.name))
+        .cloned()
+        .collect();
+    let clients = cli.global.connect_clients()?;
+    let (view, by_name) = crate::live::read(&kafka, &clients, &groups, &connectors, false).await?;
+    let configs = live_configs(&by_name).await?;
+    let read = Read {
+        label: json!({"live": kafka.bootstrap(), "cluster_id": kafka.cluster_id(), "read_at": Utc::now()}),
+        cluster_id: kafka.cluster_id().to_string(),
+        groups: vec![],
+        connectors: vec![],
+    };
+    let groups = groups.into_iter().map(|g| g.group_id).collect();
+    Ok((
+        read,
+        Live {
+            view,
+            groups,
+            configs,
+        },
+    ))
 }
 
 /// A group named in the filter but absent from the snapshot: compared with no rows.
@@ -376,158 +333,6 @@ fn compare_connectors(
         .collect()
 }
 
-fn side_text(label: &Value) -> String {
-    match (label.get("snapshot"), label.get("live")) {
-        (Some(id), _) => format!(
-            "snapshot {} (kind {}, created {})",
-            id.as_str().unwrap_or_default(),
-            label["kind"].as_str().unwrap_or_default(),
-            label["created_at"].as_str().unwrap_or_default()
-        ),
-        (None, Some(b)) => format!(
-            "the committed offsets now on {} (cluster {})",
-            b.as_str().unwrap_or_default(),
-            label["cluster_id"].as_str().unwrap_or_default()
-        ),
-        _ => label.to_string(),
-    }
-}
-
-fn cells(d: &PartitionDiff) -> [String; 7] {
-    let (old, new, delta, what) = match d.change {
-        Change::Added { new } => (String::new(), new.to_string(), String::new(), "added"),
-        Change::Removed { old } => (old.to_string(), String::new(), String::new(), "removed"),
-        Change::Unchanged { offset } => (
-            offset.to_string(),
-            offset.to_string(),
-            "0".to_string(),
-            "unchanged",
-        ),
-        Change::Changed {
-            old,
-            new,
-            delta,
-            direction,
-        } => (
-            old.to_string(),
-            new.to_string(),
-            format!("{delta:+}"),
-            match direction {
-                crate::diff::Direction::Forward => "forward",
-                crate::diff::Direction::Backward => "backward",
-            },
-        ),
-    };
-    let note = match d.log_start_past_old {
-        Some(s) => format!("{what}; log start now {s}: the old offset is gone"),
-        None => what.to_string(),
-    };
-    [
-        d.group.clone(),
-        d.topic.clone(),
-        d.partition.to_string(),
-        old,
-        new,
-        delta,
-        note,
-    ]
-}
-
-const HEADERS: [&str; 7] = [
-    "GROUP",
-    "TOPIC",
-    "PARTITION",
-    "OLD",
-    "NEW",
-    "DELTA",
-    "CHANGE",
-];
-
-/// One aligned line: text columns left, numbers right.
-fn line(widths: &[usize; 7], c: &[String; 7]) -> String {
-    format!(
-        "{:<w0$}  {:<w1$}  {:>w2$}  {:>w3$}  {:>w4$}  {:>w5$}  {}",
-        c[0],
-        c[1],
-        c[2],
-        c[3],
-        c[4],
-        c[5],
-        c[6],
-        w0 = widths[0],
-        w1 = widths[1],
-        w2 = widths[2],
-        w3 = widths[3],
-        w4 = widths[4],
-        w5 = widths[5],
-    )
-}
-
-fn print_connectors(diffs: &[ConnectorDiff]) {
-    for c in diffs {
-        println!("connector {}: {}", c.name, c.change);
-        if let Some((o, n)) = &c.state {
-            println!(
-                "  state: {} -> {}",
-                o.as_deref().unwrap_or("-"),
-                n.as_deref().unwrap_or("-")
-            );
-        }
-        let value = |v: &Option<crate::diff::ConfigValue>| match v {
-            None => "(absent)".to_string(),
-            Some(crate::diff::ConfigValue::Shown(s)) => format!("{s:?}"),
-            Some(crate::diff::ConfigValue::Hidden { .. }) => "(secret)".to_string(),
-        };
-        for k in &c.config {
-            println!("  config {}: {} -> {}", k.key, value(&k.old), value(&k.new));
-        }
-        for k in &c.not_compared {
-            println!("  config {k}: redacted, not compared (take snapshots with --include-secrets to compare)");
-        }
-        let json = |v: &Option<Value>| {
-            v.as_ref()
-                .map(Value::to_string)
-                .unwrap_or_else(|| "(absent)".into())
-        };
-        for o in &c.offsets {
-            println!(
-                "  offset {}: {} -> {}",
-                o.partition,
-                json(&o.old),
-                json(&o.new)
-            );
-        }
-    }
-}
-
-fn summary_json(counts: &PartitionCounts, connectors: &[ConnectorDiff]) -> Value {
-    json!({
-        "partitions": counts,
-        "connectors_changed": connectors.iter().filter(|c| c.differs()).count(),
-        "differs": counts.differs() || connectors.iter().any(ConnectorDiff::differs),
-    })
-}
-
-fn summary_text(counts: &PartitionCounts, connectors: &[ConnectorDiff]) -> String {
-    let mut s = format!(
-        "{} partition(s) changed ({} record(s) forward, {} back), {} added, {} removed, {} unchanged; {} connector(s) changed",
-        counts.changed,
-        counts.forward_records,
-        counts.backward_records,
-        counts.added,
-        counts.removed,
-        counts.unchanged,
-        connectors.iter().filter(|c| c.differs()).count()
-    );
-    if counts.log_start_past_old > 0 {
-        s.push_str(&format!(
-            "; {} partition(s) whose old offset is now before the log start (it cannot be restored)",
-            counts.log_start_past_old
-        ));
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use clap::Parser;
@@ -559,7 +364,8 @@ mod tests {
             .unwrap()
             .with_timezone(&Utc);
         // (command line, old side, new side) or the words of the refusal
-        let cases: [(&str, Result<(&str, &str), &str>); 9] = [
+        type Want = Result<(&'static str, &'static str), &'static str>;
+        let cases: [(&str, Want); 9] = [
             ("a b", Ok(("a", "b"))),
             ("a --live", Ok(("a", "live"))),
             ("--latest --live", Ok(("latest", "live"))),
