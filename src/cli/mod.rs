@@ -24,7 +24,7 @@ pub use commands::run;
 const EXIT_CODES: &str = "\
 Exit codes:
   0  success (for restore without --execute: the plan can be applied)
-  1  unexpected error
+  1  unexpected error; for diff --exit-code: there are differences
   2  usage error: bad arguments or configuration, nothing selected
   3  Kafka, Kafka Connect or the store could not be reached or refused a request
   4  a named group, connector or snapshot does not exist
@@ -135,20 +135,20 @@ pub enum Command {
     #[command(after_long_help = VERIFY_EXAMPLES)]
     Verify(VerifyArgs),
     /// Compare two snapshots, or a snapshot with the committed offsets now.
-    #[command(after_long_help = DIFF_EXAMPLES)]
+    #[command(after_long_help = archive::DIFF_EXAMPLES)]
     Diff(archive::DiffArgs),
     /// Plan, and with --execute apply, a verified offset reset back to a snapshot.
     #[command(after_long_help = RESTORE_EXAMPLES)]
     Restore(RestoreArgs),
     /// Delete old snapshots by a retention policy (restic's --keep-* rules); a dry run unless
     /// --execute.
-    #[command(after_long_help = PRUNE_EXAMPLES)]
+    #[command(after_long_help = archive::PRUNE_EXAMPLES)]
     Prune(archive::PruneArgs),
     /// Write a snapshot's offsets as kafka-consumer-groups --from-file CSV.
-    #[command(after_long_help = EXPORT_EXAMPLES)]
+    #[command(after_long_help = archive::EXPORT_EXAMPLES)]
     Export(archive::ExportArgs),
     /// Store kafka-consumer-groups CSV as a snapshot of kind import.
-    #[command(after_long_help = IMPORT_EXAMPLES)]
+    #[command(after_long_help = archive::IMPORT_EXAMPLES)]
     Import(archive::ImportArgs),
 }
 
@@ -195,11 +195,6 @@ Examples:
 
   # Onto a recreated topic or another cluster: translate offsets by record time
   offset-vault restore --latest --group billing --by-timestamp --allow-other-cluster";
-
-const DIFF_EXAMPLES: &str = archive::DIFF_EXAMPLES;
-const PRUNE_EXAMPLES: &str = archive::PRUNE_EXAMPLES;
-const EXPORT_EXAMPLES: &str = archive::EXPORT_EXAMPLES;
-const IMPORT_EXAMPLES: &str = archive::IMPORT_EXAMPLES;
 
 /// Which groups and connectors to capture.
 #[derive(Debug, Args, Clone, Default)]
