@@ -73,6 +73,17 @@ fn spawn_ov(store: &str, args: &[&str], failpoints: String) -> tokio::task::Join
     tokio::spawn(async move { ov_raw_env(all, &[("FAILPOINTS", failpoints.as_str())]).await })
 }
 
+/// After a broker restart, waits until the group coordinator answers with the group's offsets
+/// (loading the offsets topic after an unclean stop can take a while after the broker is up).
+async fn serves_group_again(group: &str, topic: &str, want: BTreeMap<i32, i64>) {
+    support::poll::eventually(
+        "the restarted broker to serve the group's offsets",
+        Duration::from_secs(120),
+        || async { (kcg::committed(group, topic).await == want).then_some(()) },
+    )
+    .await;
+}
+
 fn take(n: usize) -> kafka::Take {
     kafka::Take::per_partition(&[(0, n)])
 }
@@ -142,6 +153,7 @@ async fn broker_killed_while_committing_a_multi_group_restore() {
 
     start_service(Service::Kafka).await;
     drop(revive);
+    serves_group_again(&groups[2], &topic, BTreeMap::from([(0, 60)])).await;
     // The first group was committed before the broker went away; the others were not.
     let now: Vec<BTreeMap<i32, i64>> =
         futures::future::join_all(groups.iter().map(|g| kcg::committed(g, &topic))).await;
@@ -384,6 +396,7 @@ async fn broker_killed_in_the_middle_of_a_snapshot() {
     );
     start_service(Service::Kafka).await;
     drop(revive);
+    serves_group_again(&group, &topic, BTreeMap::from([(0, 3), (1, 3)])).await;
     let id = support::ov::snapshot(&store, &["--group", &group]).await;
     ov(&store, &["verify", &id]).await.ok();
 }
