@@ -34,9 +34,9 @@ fn content(rows: usize, moved: i64) -> SnapshotContent {
     let groups = (0..groups)
         .map(|g| GroupSnapshot {
             group_id: format!("group-{g:06}"),
-            state: "Empty".into(),
+            state: offset_vault::kafka::GroupState::Empty,
             protocol_type: "consumer".into(),
-            group_type: "classic".into(),
+            group_type: offset_vault::kafka::GroupType::Classic,
             members: vec![],
             connector: None,
             partitions: (0..PER_GROUP.min(rows - g * PER_GROUP))
@@ -52,6 +52,7 @@ fn content(rows: usize, moved: i64) -> SnapshotContent {
                         log_end_offset: Some(offset + 5000),
                         lag: Some(5000),
                         last_record_timestamp: None,
+                        topic_id: None,
                     }
                 })
                 .collect(),

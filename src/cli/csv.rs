@@ -167,6 +167,7 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> Result<i32> {
                             log_end_offset: log_end,
                             lag: log_end.map(|e| (e - r.offset).max(0)),
                             last_record_timestamp: None,
+                            topic_id: None,
                         }
                     })
                     .collect(),

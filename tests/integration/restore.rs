@@ -513,37 +513,23 @@ async fn by_timestamp_translates_offsets_onto_a_recreated_topic() {
     let id = snapshot(&store, &["--group", &group, "--with-timestamps"]).await;
 
     // Recreate the topic with 3 older records first: the same records now sit 3 offsets later.
-    admin()
-        .delete_topics(&[&topic], &AdminOptions::new())
-        .await
-        .expect("delete topic");
-    let topic_ref = &topic;
-    eventually(
-        &format!("topic {topic} to be created again after its deletion"),
-        Duration::from_secs(60),
-        || async move {
-            let result = admin()
-                .create_topics(
-                    [&rdkafka::admin::NewTopic::new(
-                        topic_ref,
-                        1,
-                        rdkafka::admin::TopicReplication::Fixed(1),
-                    )],
-                    &AdminOptions::new(),
-                )
-                .await
-                .expect("create topic");
-            if result.iter().all(|r| r.is_ok()) {
-                Ok(())
-            } else {
-                Err(format!("{result:?}"))
-            }
-        },
-    )
-    .await;
+    kafka::recreate_topic(&topic, 1).await;
     kafka::partition_count(&topic).await;
     produce_timed(&topic, -3..0, base - 60_000).await;
     produce_timed(&topic, 0..10, base).await;
+
+    // Without translation the old offsets would point at other records: the plan refuses them,
+    // unless that is what is wanted.
+    let refused = ov(&store, &["restore", &id, "--output", "json"])
+        .await
+        .expect_code(7)
+        .json();
+    let p = &refused["plan"]["groups"][0]["partitions"][0];
+    assert_eq!(p["action"], "recreated", "{refused:#}");
+    assert!(p["note"].as_str().unwrap().contains("--by-timestamp"));
+    ov(&store, &["restore", &id, "--allow-recreated-topics"])
+        .await
+        .ok();
 
     let done = ov(
         &store,
