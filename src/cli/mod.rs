@@ -223,6 +223,10 @@ pub struct SelectArgs {
     /// Only these topics (repeatable).
     #[arg(long = "topic", value_name = "TOPIC")]
     pub topics: Vec<String>,
+    /// With --all-groups or --group-pattern, only groups of these types (classic, consumer;
+    /// comma-separated). Default: every type this version captures.
+    #[arg(long, value_name = "TYPES", value_delimiter = ',')]
+    pub group_type: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -406,6 +410,11 @@ impl SelectArgs {
             connectors: self.connectors.clone(),
             all_connectors: self.all_connectors,
             topics: self.topics.clone(),
+            group_types: self
+                .group_type
+                .iter()
+                .map(|t| crate::kafka::GroupType::from_name(t.trim()))
+                .collect(),
             ..Default::default()
         }
     }

@@ -209,6 +209,7 @@ pub fn print_snapshot(loaded: &Loaded) {
 
     let mut t = table(&[
         "GROUP",
+        "TYPE",
         "STATE",
         "TOPIC",
         "PARTITION",
@@ -221,6 +222,7 @@ pub fn print_snapshot(loaded: &Loaded) {
         if g.partitions.is_empty() {
             t.add_row(vec![
                 g.group_id.clone(),
+                g.group_type.to_string(),
                 g.state.to_string(),
                 "(no committed offsets)".into(),
                 String::new(),
@@ -233,6 +235,7 @@ pub fn print_snapshot(loaded: &Loaded) {
         for p in &g.partitions {
             t.add_row(vec![
                 g.group_id.clone(),
+                g.group_type.to_string(),
                 g.state.to_string(),
                 p.topic.clone(),
                 p.partition.to_string(),
@@ -243,7 +246,7 @@ pub fn print_snapshot(loaded: &Loaded) {
             ]);
         }
     }
-    right(&mut t, &[3, 4, 5, 6, 7]);
+    right(&mut t, &[4, 5, 6, 7, 8]);
     crate::outln!("\n{t}");
 
     if !loaded.content.connectors.is_empty() {

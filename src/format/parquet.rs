@@ -40,6 +40,7 @@ pub fn schema() -> Schema {
         Field::new("cluster_id", DataType::Utf8, false),
         Field::new("group_id", DataType::Utf8, false),
         Field::new("group_state", DataType::Utf8, false),
+        Field::new("group_type", DataType::Utf8, false),
         Field::new("topic", DataType::Utf8, false),
         Field::new("partition", DataType::Int32, false),
         Field::new("committed_offset", DataType::Int64, false),
@@ -75,6 +76,7 @@ pub fn encode_offsets(meta: &SnapshotMeta, groups: &[GroupSnapshot]) -> Result<V
         Arc::new(StringArray::from(vec![meta.cluster_id.as_str(); n])),
         column(&|g, _| Some(g.group_id.clone())),
         column(&|g, _| Some(g.state.to_string())),
+        column(&|g, _| Some(g.group_type.to_string())),
         column(&|_, p| Some(p.topic.clone())),
         Arc::new(Int32Array::from_iter_values(
             rows.iter().map(|(_, p)| p.partition),

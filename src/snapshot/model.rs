@@ -66,6 +66,9 @@ pub struct Selection {
     pub all_connectors: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub topics: Vec<String>,
+    /// With `all_groups` or `group_pattern`: only groups of these types.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub group_types: Vec<GroupType>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_missing: bool,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -392,6 +392,8 @@ print(json.dumps({"schema": {f.name: str(f.type) for f in t.schema}, "rows": row
     let read: Value = serde_json::from_slice(&out.stdout).unwrap();
     let schema = &read["schema"];
     assert_eq!(schema["partition"], "int32");
+    assert_eq!(schema["group_type"], "string");
+    assert_eq!(schema["topic_id"], "string");
     assert_eq!(schema["committed_offset"], "int64");
     assert_eq!(schema["log_end_offset"], "int64");
     assert_eq!(schema["captured_at"], "timestamp[us, tz=UTC]");

@@ -285,6 +285,18 @@ async fn an_empty_selection_is_a_usage_error_unless_allowed() {
         .await
         .expect_code(2);
     assert!(run.stderr.contains("--allow-empty"), "{}", run.stderr);
+    // A group type this version cannot capture is refused, never silently skipped.
+    let share = ov(
+        &store,
+        &["snapshot", "--all-groups", "--group-type", "share"],
+    )
+    .await
+    .expect_code(2);
+    assert!(
+        share.stderr.contains("share groups cannot be captured"),
+        "{}",
+        share.stderr
+    );
     assert_eq!(count_snapshots(&store), 0, "nothing written");
     ov(
         &store,
