@@ -11,6 +11,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use chrono::{DateTime, Duration, SubsecRound, Utc};
+use offset_vault::kafka::{GroupState, GroupType};
 use offset_vault::snapshot::manifest::{
     content_sha256, FileEntry, Format, Manifest, Summary, CONNECTORS_FILE,
 };
@@ -34,9 +35,9 @@ fn content(rows: usize, moved: i64) -> SnapshotContent {
     let groups = (0..groups)
         .map(|g| GroupSnapshot {
             group_id: format!("group-{g:06}"),
-            state: "Empty".into(),
+            state: GroupState::Empty,
             protocol_type: "consumer".into(),
-            group_type: "classic".into(),
+            group_type: GroupType::Classic,
             members: vec![],
             connector: None,
             partitions: (0..PER_GROUP.min(rows - g * PER_GROUP))

@@ -24,6 +24,19 @@ pub mod exit {
     pub const VERIFY_FAILED: i32 = 8;
     /// The snapshot was taken on another Kafka cluster.
     pub const OTHER_CLUSTER: i32 = 9;
+    /// Authentication or authorization failed (SASL, ACLs, HTTP 401/403, store credentials).
+    pub const ACCESS_DENIED: i32 = 10;
+    /// The plan changed since it was reviewed (plan file, or after connectors stopped); nothing
+    /// was changed.
+    pub const PLAN_CHANGED: i32 = 11;
+    /// A restore stopped partway: some offsets may have changed; the undo snapshot restores them.
+    pub const PARTIALLY_APPLIED: i32 = 12;
+    /// A connector stopped by the restore could not be returned to its earlier state.
+    pub const RESUME_FAILED: i32 = 13;
+    /// The restore was applied and verified, but offsets moved again during the settle time.
+    pub const DRIFT: i32 = 14;
+    /// Interrupted (Ctrl-C) before anything changed; connectors were resumed.
+    pub const INTERRUPTED: i32 = 130;
 }
 
 /// Every error the library reports. Messages say what went wrong and what to do next.
@@ -35,8 +48,29 @@ pub enum Error {
     #[error("cannot reach Kafka at {bootstrap}: {detail}. Check --bootstrap-server and the client properties (security.protocol, SASL), or raise --timeout")]
     KafkaUnreachable { bootstrap: String, detail: String },
 
-    #[error("Kafka request {op} failed: {detail}")]
-    Kafka { op: &'static str, detail: String },
+    #[error("Kafka request {op} failed: {detail}{}", code.map(|c| format!(" ({c:?})")).unwrap_or_default())]
+    Kafka {
+        op: &'static str,
+        detail: String,
+        /// librdkafka's or the broker's error code, when there is one.
+        code: Option<rdkafka::types::RDKafkaErrorCode>,
+    },
+
+    #[error("{service} {op} timed out after {} s: {detail}. Raise --timeout if the service is slow, or check that it is up", after.as_secs_f32())]
+    Timeout {
+        service: &'static str,
+        op: String,
+        after: std::time::Duration,
+        detail: String,
+    },
+
+    #[error("{service} refused access to {resource}: {detail}. {advice}")]
+    AccessDenied {
+        service: &'static str,
+        resource: String,
+        detail: String,
+        advice: &'static str,
+    },
 
     #[error("cannot reach Kafka Connect at {url}: {detail}. Check --connect-url and that the worker's REST listener is up")]
     ConnectUnreachable { url: String, detail: String },
@@ -51,7 +85,12 @@ pub enum Error {
     },
 
     #[error("store {url}: {detail}")]
-    Store { url: String, detail: String },
+    Store {
+        url: String,
+        detail: String,
+        #[source]
+        source: Option<object_store::Error>,
+    },
 
     #[error("{what} not found: {name}{hint}")]
     NotFound {
@@ -73,8 +112,19 @@ pub enum Error {
     #[error("{path}: cannot decode: {detail}")]
     Decode { path: String, detail: String },
 
+    #[error("snapshot not written: {part} could not be read: {detail}. Nothing was stored (no manifest). Fix the cause and take the snapshot again, or pass --allow-partial to store it marked partial")]
+    Incomplete {
+        part: String,
+        detail: String,
+        /// The exit code of the underlying error.
+        exit_code: i32,
+    },
+
     #[error("{0}")]
     Blocked(String),
+
+    #[error("the plan changed since it was reviewed; nothing was changed:\n{}", changes.iter().map(|c| format!("  - {c}")).collect::<Vec<_>>().join("\n"))]
+    PlanChanged { changes: Vec<String> },
 
     #[error("{0}")]
     NotApplicable(String),
@@ -105,11 +155,19 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Usage(_) | Error::ReadFile { .. } => exit::USAGE,
+            Error::Connect {
+                status: 401 | 403, ..
+            } => exit::ACCESS_DENIED,
+            Error::Kafka { code: Some(c), .. } if is_access_code(*c) => exit::ACCESS_DENIED,
             Error::KafkaUnreachable { .. }
             | Error::Kafka { .. }
+            | Error::Timeout { .. }
             | Error::ConnectUnreachable { .. }
             | Error::Connect { .. }
             | Error::Store { .. } => exit::UNREACHABLE,
+            Error::AccessDenied { .. } => exit::ACCESS_DENIED,
+            Error::PlanChanged { .. } => exit::PLAN_CHANGED,
+            Error::Incomplete { exit_code, .. } => *exit_code,
             Error::NotFound { .. } => exit::NOT_FOUND,
             Error::Integrity { .. } | Error::UnsupportedFormat { .. } | Error::Decode { .. } => {
                 exit::INTEGRITY
@@ -130,6 +188,41 @@ impl Error {
         Error::Kafka {
             op,
             detail: detail.to_string(),
+            code: None,
+        }
+    }
+
+    /// A Kafka error with its code: authentication and authorization codes become
+    /// [`Error::AccessDenied`] naming `resource`, timeouts [`Error::Timeout`].
+    pub(crate) fn kafka_code(
+        op: &'static str,
+        code: rdkafka::types::RDKafkaErrorCode,
+        resource: &str,
+        detail: impl std::fmt::Display,
+        timeout: std::time::Duration,
+    ) -> Self {
+        use rdkafka::types::RDKafkaErrorCode as C;
+        let detail = detail.to_string();
+        if is_access_code(code) {
+            return Error::AccessDenied {
+                service: "Kafka",
+                resource: resource.to_string(),
+                detail: format!("{op}: {detail} ({code:?})"),
+                advice: access_advice(code),
+            };
+        }
+        if matches!(code, C::OperationTimedOut | C::RequestTimedOut) {
+            return Error::Timeout {
+                service: "Kafka",
+                op: op.to_string(),
+                after: timeout,
+                detail,
+            };
+        }
+        Error::Kafka {
+            op,
+            detail,
+            code: Some(code),
         }
     }
 
@@ -137,8 +230,106 @@ impl Error {
         Error::Store {
             url: url.to_string(),
             detail: detail.to_string(),
+            source: None,
         }
     }
 }
 
+/// Kafka error codes that mean "who you are" or "what you may do" was refused.
+pub fn is_access_code(code: rdkafka::types::RDKafkaErrorCode) -> bool {
+    use rdkafka::types::RDKafkaErrorCode as C;
+    matches!(
+        code,
+        C::Authentication
+            | C::SaslAuthenticationFailed
+            | C::TopicAuthorizationFailed
+            | C::GroupAuthorizationFailed
+            | C::ClusterAuthorizationFailed
+            | C::TransactionalIdAuthorizationFailed
+            | C::DelegationTokenAuthorizationFailed
+            | C::IllegalSASLState
+            | C::UnsupportedSASLMechanism
+    )
+}
+
+fn access_advice(code: rdkafka::types::RDKafkaErrorCode) -> &'static str {
+    use rdkafka::types::RDKafkaErrorCode as C;
+    match code {
+        C::TopicAuthorizationFailed => "Grant the principal Describe on the topic (and Read to commit offsets), or leave the topic out",
+        C::GroupAuthorizationFailed => "Grant the principal Describe and Read on the group (kafka-acls --group), or leave the group out",
+        C::ClusterAuthorizationFailed => "Grant the principal Describe on the cluster",
+        _ => "Check the SASL mechanism, username and password (sasl.* in --command-config or -X)",
+    }
+}
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rdkafka::types::RDKafkaErrorCode as C;
+    use std::time::Duration;
+
+    #[test]
+    fn kafka_codes_map_to_kinds_and_exit_codes() {
+        let t = Duration::from_secs(30);
+        // (code, expected exit code, expected words in the message)
+        let cases = [
+            (
+                C::SaslAuthenticationFailed,
+                exit::ACCESS_DENIED,
+                "refused access to k:9092",
+            ),
+            (C::Authentication, exit::ACCESS_DENIED, "SASL mechanism"),
+            (
+                C::GroupAuthorizationFailed,
+                exit::ACCESS_DENIED,
+                "on the group",
+            ),
+            (
+                C::TopicAuthorizationFailed,
+                exit::ACCESS_DENIED,
+                "on the topic",
+            ),
+            (
+                C::ClusterAuthorizationFailed,
+                exit::ACCESS_DENIED,
+                "on the cluster",
+            ),
+            (
+                C::OperationTimedOut,
+                exit::UNREACHABLE,
+                "timed out after 30 s",
+            ),
+            (C::RequestTimedOut, exit::UNREACHABLE, "timed out"),
+            (
+                C::BrokerTransportFailure,
+                exit::UNREACHABLE,
+                "BrokerTransportFailure",
+            ),
+        ];
+        for (code, want, words) in cases {
+            let e = Error::kafka_code("OffsetFetch", code, "k:9092", "detail", t);
+            assert_eq!(e.exit_code(), want, "{code:?}: {e}");
+            assert!(e.to_string().contains(words), "{code:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn connect_401_and_403_are_access_denied() {
+        for (status, want) in [
+            (401, exit::ACCESS_DENIED),
+            (403, exit::ACCESS_DENIED),
+            (500, exit::UNREACHABLE),
+        ] {
+            let e = Error::Connect {
+                url: "http://c".into(),
+                method: "GET",
+                path: "/connectors".into(),
+                status,
+                message: "m".into(),
+            };
+            assert_eq!(e.exit_code(), want);
+        }
+    }
+}

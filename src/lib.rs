@@ -17,6 +17,7 @@ pub mod cli;
 pub mod connect;
 pub mod diff;
 pub mod error;
+pub mod failpoint;
 pub mod format;
 pub mod kafka;
 pub mod live;
@@ -25,5 +26,8 @@ pub mod retention;
 pub mod snapshot;
 pub mod store;
 pub mod timeutil;
+
+#[cfg(test)]
+mod hostile_tests;
 
 pub use error::{Error, Result};

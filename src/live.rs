@@ -9,13 +9,14 @@ use serde_json::Value;
 
 use crate::connect::ConnectClient;
 use crate::error::{Error, Result};
-use crate::kafka::{KafkaClient, OffsetQuery, TopicPartition, Watermarks};
+use crate::kafka::{GroupState, KafkaClient, OffsetQuery, TopicPartition, Watermarks};
 use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot, Member};
 
 /// A group as it is now.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveGroup {
-    pub state: String,
+    /// Known, not found, or unknown with the reason.
+    pub state: GroupState,
     pub members: Vec<Member>,
     pub offsets: BTreeMap<TopicPartition, i64>,
 }
@@ -96,11 +97,7 @@ pub async fn read(
         view.groups.insert(
             d.group_id.clone(),
             LiveGroup {
-                state: if d.error.is_some() {
-                    String::new()
-                } else {
-                    d.state
-                },
+                state: d.state,
                 members: d
                     .members
                     .into_iter()
@@ -228,4 +225,3 @@ async fn translate_by_time(
     }
     Ok(out)
 }
-

@@ -25,7 +25,9 @@ fn init_logging(verbose: u8, quiet: bool) {
 
 fn main() -> ExitCode {
     let args = Cli::parse();
+    let _failpoints = offset_vault::failpoint::setup();
     init_logging(args.global.verbose, args.global.quiet);
+    cli::output::set_quiet(args.global.quiet);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
@@ -36,7 +38,7 @@ fn main() -> ExitCode {
     match runtime.block_on(cli::run(args)) {
         Ok(code) => ExitCode::from(code as u8),
         Err(e) => {
-            eprintln!("error: {e}");
+            offset_vault::alertln!("error: {e}");
             ExitCode::from(e.exit_code() as u8)
         }
     }

@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::output::{self, print_json};
 use super::{Cli, Command, ListArgs, OutputFormat, ShowArgs, SnapshotArgs, VerifyArgs};
-use crate::error::{exit, Error, Result};
+use crate::error::{exit, Result};
 use crate::kafka::KafkaClient;
 use crate::snapshot::repo::{self, DayRange};
 use crate::snapshot::{self, capture::validate, CaptureOptions};
@@ -54,6 +54,8 @@ async fn cmd_snapshot(cli: &Cli, args: &SnapshotArgs) -> Result<i32> {
         tags,
         format: args.format,
         include_secrets: args.include_secrets,
+        allow_partial: args.allow_partial,
+        allow_empty: args.allow_empty,
         ..Default::default()
     };
     let captured = snapshot::capture(&kafka, &connect, &opts).await?;
@@ -75,14 +77,14 @@ async fn cmd_snapshot(cli: &Cli, args: &SnapshotArgs) -> Result<i32> {
         })),
         OutputFormat::Table => {
             let s = &manifest.summary;
-            eprintln!(
+            crate::noteln!(
                 "snapshot of {} group(s), {} partition(s), {} connector(s) written to {}",
                 s.groups,
                 s.partitions,
                 s.connectors,
                 store.url()
             );
-            println!("{}", manifest.meta.id);
+            crate::outln!("{}", manifest.meta.id);
         }
     }
     Ok(exit::OK)
@@ -176,15 +178,15 @@ async fn cmd_verify(cli: &Cli, args: &VerifyArgs) -> Result<i32> {
         OutputFormat::Table => {
             for (id, problems) in &results {
                 if problems.is_empty() {
-                    println!("OK      {id}");
+                    crate::outln!("OK      {id}");
                 } else {
-                    println!("FAILED  {id}");
+                    crate::outln!("FAILED  {id}");
                     for p in problems {
-                        println!("        - {p}");
+                        crate::outln!("        - {p}");
                     }
                 }
             }
-            eprintln!("{} snapshot(s) verified, {failed} failed", results.len());
+            crate::noteln!("{} snapshot(s) verified, {failed} failed", results.len());
         }
     }
     Ok(if failed == 0 {

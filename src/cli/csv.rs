@@ -11,7 +11,7 @@ use super::output::print_json;
 use super::{Cli, OutputFormat};
 use crate::error::{exit, Error, Result};
 use crate::format::csv::{self as csv_form, CsvOffset};
-use crate::kafka::{KafkaClient, TopicPartition};
+use crate::kafka::{GroupState, GroupType, KafkaClient, TopicPartition};
 use crate::snapshot::manifest::{content_sha256, FileEntry, Manifest, Summary, CONNECTORS_FILE};
 use crate::snapshot::model::{
     GroupSnapshot, Member, PartitionOffset, Selection, SnapshotContent, SnapshotKind, SnapshotMeta,
@@ -126,18 +126,16 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> Result<i32> {
     let groups: Vec<GroupSnapshot> = by_group
         .into_iter()
         .map(|(group_id, rows)| {
-            let desc = described.get(&group_id).filter(|d| d.error.is_none());
+            let desc = described.get(&group_id);
             GroupSnapshot {
-                state: desc
-                    .map(|d| d.state.clone())
-                    .unwrap_or_else(|| "Unknown".into()),
+                state: desc.map(|d| d.state.clone()).unwrap_or_else(|| {
+                    GroupState::Unknown("the coordinator did not describe it".into())
+                }),
                 protocol_type: match desc {
                     Some(d) if d.is_simple => String::new(),
                     _ => "consumer".into(),
                 },
-                group_type: desc
-                    .map(|d| d.group_type.clone())
-                    .unwrap_or_else(|| "unknown".into()),
+                group_type: desc.map(|d| d.group_type).unwrap_or(GroupType::Unknown),
                 members: desc
                     .map(|d| {
                         d.members

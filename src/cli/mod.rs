@@ -4,7 +4,7 @@ mod archive;
 mod commands;
 mod csv;
 mod diff;
-mod output;
+pub mod output;
 mod prune;
 mod restore;
 
@@ -27,12 +27,18 @@ Exit codes:
   1  unexpected error; for diff --exit-code: there are differences
   2  usage error: bad arguments or configuration, nothing selected
   3  Kafka, Kafka Connect or the store could not be reached or refused a request
-  4  a named group, connector or snapshot does not exist
-  5  integrity failure: a snapshot's checksum, size, id or format does not match
+  4  a named group, connector, snapshot or store directory does not exist
+  5  integrity failure: a snapshot's or plan file's checksum, size, id or format does not match
   6  restore blocked: an active group, or a connector that could not be stopped
   7  restore plan not applicable: targets out of range, or partitions missing
   8  restore applied, but the offsets read back differ from the plan
-  9  the snapshot was taken on another Kafka cluster";
+  9  the snapshot was taken on another Kafka cluster
+ 10  authentication or authorization failed (SASL, ACLs, HTTP 401/403, store credentials)
+ 11  the plan changed since it was reviewed (--from-plan, or after stopping connectors); nothing changed
+ 12  the restore stopped partway: some offsets may have changed; the undo snapshot restores them
+ 13  a connector stopped by the restore could not be returned to its state (the command is printed)
+ 14  restore applied and verified, but offsets moved again during --settle
+130  restore interrupted (Ctrl-C) before anything changed; connectors were resumed";
 
 /// Back up Kafka consumer-group and Kafka Connect offsets as checksummed snapshots, and restore
 /// them as a safe, verified offset reset.
@@ -239,6 +245,13 @@ pub struct SnapshotArgs {
     /// Skip named groups or connectors that do not exist instead of failing.
     #[arg(long)]
     pub allow_missing: bool,
+    /// When some part cannot be read (a connector's or group's offsets, a partition's log
+    /// range), store the snapshot marked partial with the reasons instead of failing.
+    #[arg(long)]
+    pub allow_partial: bool,
+    /// Store an empty snapshot when the selection matches nothing, instead of failing (exit 2).
+    #[arg(long)]
+    pub allow_empty: bool,
 }
 
 #[derive(Debug, Args)]
@@ -281,16 +294,28 @@ pub struct VerifyArgs {
 
 #[derive(Debug, Args)]
 pub struct RestoreArgs {
-    /// Snapshot id, or a unique prefix of one.
-    #[arg(required_unless_present_any = ["latest", "before"], conflicts_with_all = ["latest", "before"])]
+    /// Snapshot id, or a unique prefix of one (any kind: this is how an undo snapshot is
+    /// restored).
+    #[arg(required_unless_present_any = ["latest", "before", "from_plan"], conflicts_with_all = ["latest", "before"])]
     pub id: Option<String>,
-    /// Use the newest complete snapshot that holds the selected groups and connectors.
+    /// Use the newest complete snapshot-kind snapshot that holds the selected groups and
+    /// connectors (undo snapshots only with --include-undo).
     #[arg(long, conflicts_with = "before")]
     pub latest: bool,
-    /// Use the newest complete snapshot created at or before TIME (RFC 3339, a date, or a
-    /// duration such as 2h meaning two hours ago).
+    /// Use the newest complete snapshot-kind snapshot created at or before TIME (RFC 3339, a
+    /// date, or a duration such as 2h meaning two hours ago).
     #[arg(long, value_name = "TIME")]
     pub before: Option<String>,
+    /// Let --latest and --before choose undo snapshots (written by earlier restores) too.
+    #[arg(long)]
+    pub include_undo: bool,
+    /// Accept a snapshot marked partial (written with snapshot --allow-partial).
+    #[arg(long)]
+    pub allow_partial: bool,
+    /// Apply exactly the plan in FILE (written by --plan-file): its checksum, snapshot and
+    /// cluster are checked, and nothing is applied if the plan computed now differs.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["id", "latest", "before", "include_undo", "allow_partial", "groups", "connectors", "topics", "partitions", "on_out_of_range", "skip_missing", "stop_connectors", "allow_other_cluster", "by_timestamp", "plan_file"])]
+    pub from_plan: Option<PathBuf>,
     /// Restore only this group (repeatable). Default: everything in the snapshot.
     #[arg(long = "group", value_name = "GROUP")]
     pub groups: Vec<String>,
@@ -326,12 +351,17 @@ pub struct RestoreArgs {
     /// Do not take an undo snapshot before changing offsets.
     #[arg(long)]
     pub no_undo: bool,
-    /// Also write the plan as JSON to this file.
+    /// Also write the plan to FILE (versioned JSON with a checksum), to review and later apply
+    /// with --from-plan FILE --execute.
     #[arg(long, value_name = "FILE")]
     pub plan_file: Option<PathBuf>,
     /// Bound on waiting for a connector to stop and its group to empty.
     #[arg(long, default_value = "2m", value_parser = parse_duration)]
     pub wait_timeout: Duration,
+    /// After the read-back, wait this long and read the offsets again to catch anything that
+    /// still commits for the groups (0 turns it off).
+    #[arg(long, default_value = "3s", value_parser = parse_duration)]
+    pub settle: Duration,
 }
 
 /// Parses repeatable `KEY=VALUE` tags.

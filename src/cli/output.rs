@@ -1,13 +1,77 @@
 //! Printing: tables for people, JSON for scripts. Results go to stdout, everything else to stderr.
 
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use comfy_table::presets::UTF8_BORDERS_ONLY;
 use comfy_table::{Cell, CellAlignment, Table};
 use serde_json::{json, Value};
 
 use crate::snapshot::repo::{Listed, Loaded};
 
+static QUIET: AtomicBool = AtomicBool::new(false);
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// `-q`: informational lines on stderr are left out; results and errors are not.
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, Ordering::Relaxed);
+}
+
+/// Writes a line of results to stdout. A closed stdout (`| head`) is not an error: the rest of
+/// the output is dropped quietly, and the command goes on (a restore is never cut short by it).
+pub fn out_line(args: std::fmt::Arguments<'_>) {
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_fmt(args)
+        .and_then(|()| stdout.write_all(b"\n"))
+        .and_then(|()| stdout.flush())
+    {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            STDOUT_CLOSED.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Writes an informational line to stderr, unless `-q`. Errors writing it are ignored.
+pub fn note_line(args: std::fmt::Arguments<'_>) {
+    if !QUIET.load(Ordering::Relaxed) {
+        alert_line(args);
+    }
+}
+
+/// Writes a line to stderr even with `-q` (errors, and what must not be missed such as an undo
+/// snapshot's id). Errors writing it are ignored.
+pub fn alert_line(args: std::fmt::Arguments<'_>) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr
+        .write_fmt(args)
+        .and_then(|()| stderr.write_all(b"\n"));
+}
+
+/// A line of results on stdout.
+#[macro_export]
+macro_rules! outln {
+    () => { $crate::cli::output::out_line(format_args!("")) };
+    ($($arg:tt)*) => { $crate::cli::output::out_line(format_args!($($arg)*)) };
+}
+
+/// An informational line on stderr (left out with `-q`).
+#[macro_export]
+macro_rules! noteln {
+    ($($arg:tt)*) => { $crate::cli::output::note_line(format_args!($($arg)*)) };
+}
+
+/// A line on stderr that `-q` keeps.
+#[macro_export]
+macro_rules! alertln {
+    ($($arg:tt)*) => { $crate::cli::output::alert_line(format_args!($($arg)*)) };
+}
+
 pub fn print_json(value: &Value) {
-    println!(
+    crate::outln!(
         "{}",
         serde_json::to_string_pretty(value).expect("JSON values always serialize")
     );
@@ -45,6 +109,9 @@ pub fn list_json(listed: &[Listed]) -> Value {
                 Some(m) => json!({
                     "id": l.id,
                     "complete": true,
+                    "kind": m.meta.kind,
+                    "undo_of": m.meta.undo_of,
+                    "partial": m.meta.partial,
                     "created_at": m.meta.created_at,
                     "cluster_id": m.meta.cluster_id,
                     "format": m.format,
@@ -65,6 +132,7 @@ pub fn list_json(listed: &[Listed]) -> Value {
 pub fn print_list(listed: &[Listed]) {
     let mut t = table(&[
         "ID",
+        "KIND",
         "CREATED (UTC)",
         "GROUPS",
         "PARTITIONS",
@@ -77,12 +145,17 @@ pub fn print_list(listed: &[Listed]) {
             Some(m) => {
                 t.add_row(vec![
                     l.id.clone(),
+                    m.meta.kind.to_string(),
                     m.meta.created_at.format("%Y-%m-%d %H:%M:%S").to_string(),
                     m.summary.groups.to_string(),
                     m.summary.partitions.to_string(),
                     m.summary.connectors.to_string(),
                     tags_text(&m.meta.tags, ","),
-                    "complete".into(),
+                    if m.meta.is_partial() {
+                        "partial".into()
+                    } else {
+                        "complete".into()
+                    },
                 ]);
             }
             None => {
@@ -93,29 +166,43 @@ pub fn print_list(listed: &[Listed]) {
                     String::new(),
                     String::new(),
                     String::new(),
+                    String::new(),
                     l.problem.clone().unwrap_or_else(|| "incomplete".into()),
                 ]);
             }
         }
     }
-    right(&mut t, &[2, 3, 4]);
-    println!("{t}");
-    eprintln!("{} snapshot(s)", listed.len());
+    right(&mut t, &[3, 4, 5]);
+    crate::outln!("{t}");
+    crate::noteln!("{} snapshot(s)", listed.len());
 }
 
 pub fn print_snapshot(loaded: &Loaded) {
     let m = &loaded.manifest;
-    println!("snapshot   {}", m.meta.id);
-    println!("created    {}", m.meta.created_at.to_rfc3339());
-    println!(
+    crate::outln!("snapshot   {}", m.meta.id);
+    crate::outln!("created    {}", m.meta.created_at.to_rfc3339());
+    crate::outln!(
         "cluster    {} ({})",
-        m.meta.cluster_id, m.meta.bootstrap_servers
+        m.meta.cluster_id,
+        m.meta.bootstrap_servers
     );
-    println!("tool       offset-vault {}", m.meta.tool_version);
-    if !m.meta.tags.is_empty() {
-        println!("tags       {}", tags_text(&m.meta.tags, ", "));
+    crate::outln!("tool       offset-vault {}", m.meta.tool_version);
+    crate::outln!(
+        "kind       {}{}",
+        m.meta.kind,
+        m.meta
+            .undo_of
+            .as_ref()
+            .map(|s| format!(" (undo point of a restore of {s})"))
+            .unwrap_or_default()
+    );
+    for reason in &m.meta.partial {
+        crate::outln!("PARTIAL    {reason}");
     }
-    println!(
+    if !m.meta.tags.is_empty() {
+        crate::outln!("tags       {}", tags_text(&m.meta.tags, ", "));
+    }
+    crate::outln!(
         "verified   all {} file(s) match the manifest",
         m.files.len()
     );
@@ -134,7 +221,7 @@ pub fn print_snapshot(loaded: &Loaded) {
         if g.partitions.is_empty() {
             t.add_row(vec![
                 g.group_id.clone(),
-                g.state.clone(),
+                g.state.to_string(),
                 "(no committed offsets)".into(),
                 String::new(),
                 String::new(),
@@ -146,7 +233,7 @@ pub fn print_snapshot(loaded: &Loaded) {
         for p in &g.partitions {
             t.add_row(vec![
                 g.group_id.clone(),
-                g.state.clone(),
+                g.state.to_string(),
                 p.topic.clone(),
                 p.partition.to_string(),
                 p.offset.to_string(),
@@ -157,7 +244,7 @@ pub fn print_snapshot(loaded: &Loaded) {
         }
     }
     right(&mut t, &[3, 4, 5, 6, 7]);
-    println!("\n{t}");
+    crate::outln!("\n{t}");
 
     if !loaded.content.connectors.is_empty() {
         let mut c = table(&[
@@ -190,6 +277,6 @@ pub fn print_snapshot(loaded: &Loaded) {
                 conn.redacted_keys.len().to_string(),
             ]);
         }
-        println!("\n{c}");
+        crate::outln!("\n{c}");
     }
 }

@@ -10,17 +10,55 @@ use super::{Cli, OutputFormat, RestoreArgs};
 use crate::error::{exit, Error, Result};
 use crate::kafka::KafkaClient;
 use crate::restore::plan::{Action, Plan};
-use crate::restore::{self, Choice, Outcome, PlanOptions, RestoreRequest};
+use crate::restore::review::{PlanBody, PlanFile, PlanRequest, PLAN_FORMAT_VERSION, PLAN_KIND};
+use crate::restore::{self, Choice, Eligible, Outcome, PlanOptions, RestoreRequest, Status};
 use crate::timeutil::parse_time;
 
-fn request(args: &RestoreArgs) -> Result<RestoreRequest> {
+/// Reads and checks `--from-plan`: before anything else, so a bad file costs no connection.
+fn read_plan_file(args: &RestoreArgs) -> Result<Option<PlanFile>> {
+    let Some(path) = &args.from_plan else {
+        return Ok(None);
+    };
+    let bytes = std::fs::read(path).map_err(|source| Error::ReadFile {
+        path: path.clone(),
+        source,
+    })?;
+    PlanFile::from_bytes(&path.display().to_string(), &bytes).map(Some)
+}
+
+fn request(args: &RestoreArgs, reviewed: Option<PlanFile>) -> Result<RestoreRequest> {
+    if let Some(file) = reviewed {
+        let r = file.body.request.clone();
+        return Ok(RestoreRequest {
+            choice: Choice::Id(file.body.snapshot_id.clone()),
+            eligible: Eligible {
+                include_partial: r.allow_partial,
+                ..Default::default()
+            },
+            groups: r.groups,
+            connectors: r.connectors,
+            topics: r.topics,
+            partitions: r.partitions,
+            plan: PlanOptions {
+                on_out_of_range: r.on_out_of_range,
+                skip_missing: r.skip_missing,
+                stop_connectors: r.stop_connectors,
+            },
+            allow_other_cluster: r.allow_other_cluster,
+            by_timestamp: r.by_timestamp,
+            undo: !args.no_undo,
+            wait_timeout: args.wait_timeout,
+            settle: args.settle,
+            reviewed: Some(file),
+        });
+    }
     let choice = match (&args.id, args.latest, &args.before) {
         (Some(id), _, _) => Choice::Id(id.clone()),
         (None, true, _) => Choice::Latest,
         (None, false, Some(t)) => Choice::Before(parse_time(t, Utc::now())?),
         (None, false, None) => {
             return Err(Error::usage(
-                "say which snapshot: an id, --latest, or --before TIME",
+                "say which snapshot: an id, --latest, --before TIME, or --from-plan FILE",
             ))
         }
     };
@@ -29,7 +67,11 @@ fn request(args: &RestoreArgs) -> Result<RestoreRequest> {
     }
     Ok(RestoreRequest {
         choice,
-        eligible: Default::default(),
+        eligible: Eligible {
+            include_undo: args.include_undo,
+            include_partial: args.allow_partial,
+            ..Default::default()
+        },
         groups: args.groups.clone(),
         connectors: args.connectors.clone(),
         topics: args.topics.clone(),
@@ -43,92 +85,143 @@ fn request(args: &RestoreArgs) -> Result<RestoreRequest> {
         by_timestamp: args.by_timestamp,
         undo: !args.no_undo,
         wait_timeout: args.wait_timeout,
+        settle: args.settle,
+        reviewed: None,
     })
+}
+
+/// The request options as a plan file records them.
+fn plan_request(req: &RestoreRequest) -> PlanRequest {
+    PlanRequest {
+        groups: req.groups.clone(),
+        connectors: req.connectors.clone(),
+        topics: req.topics.clone(),
+        partitions: req.partitions.clone(),
+        on_out_of_range: req.plan.on_out_of_range,
+        skip_missing: req.plan.skip_missing,
+        stop_connectors: req.plan.stop_connectors,
+        by_timestamp: req.by_timestamp,
+        allow_other_cluster: req.allow_other_cluster,
+        allow_partial: req.eligible.include_partial,
+    }
 }
 
 /// The exit code a dry run reports for a plan.
 fn plan_code(plan: &Plan) -> i32 {
     if !plan.applicable {
         exit::NOT_APPLICABLE
-    } else if plan.blocked {
+    } else if plan.blocked && plan.summary.changes > 0 {
         exit::BLOCKED
     } else {
         exit::OK
     }
 }
 
+/// Runs a restore. With `--output json`, every outcome, failures before the apply included,
+/// is one JSON document on stdout.
 pub async fn cmd_restore(cli: &Cli, args: &RestoreArgs) -> Result<i32> {
-    let req = request(args)?;
+    let mut phase = "validate";
+    match run(cli, args, &mut phase).await {
+        Err(e) if cli.global.output == OutputFormat::Json => {
+            crate::alertln!("error: {e}");
+            print_json(&json!({
+                "status": "not-applied",
+                "phase": phase,
+                "exit_code": e.exit_code(),
+                "errors": [{"exit_code": e.exit_code(), "message": e.to_string()}],
+            }));
+            Ok(e.exit_code())
+        }
+        other => other,
+    }
+}
+
+async fn run(cli: &Cli, args: &RestoreArgs, phase: &mut &'static str) -> Result<i32> {
+    // Validate everything that needs no I/O, then the store, then the snapshot, and only then
+    // the cluster.
+    let reviewed = read_plan_file(args)?;
+    let req = request(args, reviewed)?;
     let settings = cli.global.kafka_settings()?;
     let clients = cli.global.connect_clients()?;
     let store = open_store(cli)?;
+    *phase = "choose";
+    let verified = restore::open(&store, &req).await?;
+    crate::noteln!("{}, verified", verified.chosen.announce(Utc::now()));
+    *phase = "plan";
     let kafka = KafkaClient::connect(settings).await?;
-
-    let prepared = restore::prepare(&store, &kafka, &clients, &req).await?;
-    eprintln!(
-        "using snapshot {} ({}), verified",
-        prepared.loaded.manifest.meta.id, prepared.chosen_because
-    );
+    let prepared = restore::prepare(verified, &kafka, &clients, &req).await?;
+    if !prepared.moved.is_empty() {
+        crate::noteln!(
+            "{} partition(s) moved since the plan was reviewed; the targets are unchanged",
+            prepared.moved.len()
+        );
+    }
     if let Some(path) = &args.plan_file {
-        let text = serde_json::to_string_pretty(&prepared.plan)
-            .map_err(|e| Error::Internal(e.to_string()))?;
-        std::fs::write(path, text + "\n")
+        let file = PlanFile::seal(PlanBody {
+            kind: PLAN_KIND.into(),
+            format_version: PLAN_FORMAT_VERSION.into(),
+            created_at: Utc::now(),
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            cluster_id: kafka.cluster_id().into(),
+            bootstrap_servers: kafka.bootstrap().into(),
+            snapshot_id: prepared.plan.snapshot_id.clone(),
+            request: plan_request(&req),
+            plan: prepared.plan.clone(),
+        });
+        std::fs::write(path, file.to_bytes())
             .map_err(|e| Error::usage(format!("--plan-file {}: {e}", path.display())))?;
+        crate::noteln!(
+            "plan written to {}; apply exactly this plan with: offset-vault restore --from-plan {} --execute",
+            path.display(),
+            path.display()
+        );
     }
     if !args.execute {
         match cli.global.output {
             OutputFormat::Json => print_json(&json!({
+                "status": "dry-run",
+                "exit_code": plan_code(&prepared.plan),
                 "snapshot": prepared.loaded.manifest.meta.id,
+                "kind": prepared.loaded.manifest.meta.kind,
                 "chosen_because": prepared.chosen_because,
                 "executed": false,
+                "moved": prepared.moved,
                 "plan": prepared.plan,
             })),
             OutputFormat::Table => {
                 print_plan(&prepared.plan);
-                eprintln!("dry run: nothing was changed; add --execute to apply this plan");
+                crate::noteln!("dry run: nothing was changed; add --execute to apply this plan");
             }
         }
         return Ok(plan_code(&prepared.plan));
     }
 
+    *phase = "execute";
     if cli.global.output == OutputFormat::Table {
         print_plan(&prepared.plan);
     }
-    let outcome = restore::execute(&store, &kafka, &clients, &prepared, &req).await?;
-    let failed =
-        outcome.checks.iter().filter(|c| !c.ok).count() + outcome.connector_mismatches.len();
-    let undo_command = outcome.undo_snapshot.as_ref().map(|id| {
-        let stop = if outcome.plan.connectors.is_empty() {
-            ""
-        } else {
-            " --stop-connectors"
-        };
-        format!(
-            "offset-vault --store {} restore {id}{stop} --execute",
-            store.url()
-        )
-    });
+    let notify = |line: &str| crate::alertln!("{line}");
+    let outcome = restore::execute(&store, &kafka, &clients, &prepared, &req, &notify).await;
+    let code = outcome.exit_code();
     match cli.global.output {
-        OutputFormat::Json => print_json(&json!({
-            "snapshot": prepared.loaded.manifest.meta.id,
-            "chosen_because": prepared.chosen_because,
-            "executed": true,
-            "undo_snapshot": outcome.undo_snapshot,
-            "undo_command": undo_command,
-            "plan": outcome.plan,
-            "verified": failed == 0,
-            "checks": outcome.checks,
-            "connector_mismatches": outcome.connector_mismatches,
-            "resumed": outcome.resumed,
-        })),
-        OutputFormat::Table => print_outcome(&outcome, undo_command.as_deref()),
+        OutputFormat::Json => {
+            let mut doc =
+                serde_json::to_value(&outcome).map_err(|e| Error::Internal(e.to_string()))?;
+            if let Some(map) = doc.as_object_mut() {
+                map.insert("exit_code".into(), json!(code));
+                map.insert("snapshot".into(), json!(prepared.loaded.manifest.meta.id));
+                map.insert("chosen_because".into(), json!(prepared.chosen_because));
+                map.insert("executed".into(), json!(true));
+                map.insert("verified".into(), json!(outcome.verified()));
+            }
+            print_json(&doc);
+        }
+        OutputFormat::Table => print_outcome(&outcome),
     }
-    if failed > 0 {
-        return Err(Error::VerifyFailed(format!(
-            "{failed} offset(s) read back differ from the plan (listed above)"
-        )));
+    for e in &outcome.errors {
+        crate::alertln!("error: {}", e.message);
     }
-    Ok(exit::OK)
+    Ok(code)
 }
 
 fn opt(v: Option<i64>) -> String {
@@ -182,7 +275,7 @@ pub fn print_plan(plan: &Plan) {
         }
     }
     right(&mut t, &[2, 3, 4, 5, 6, 7, 8, 9]);
-    println!("{t}");
+    crate::outln!("{t}");
     if !plan.connectors.is_empty() {
         let mut c = table(&[
             "CONNECTOR",
@@ -219,54 +312,92 @@ pub fn print_plan(plan: &Plan) {
                 changes,
             ]);
         }
-        println!("{c}");
+        crate::outln!("{c}");
     }
     let s = &plan.summary;
-    println!(
+    crate::outln!(
         "{} group(s), {} partition(s): {} to change, {} record(s) to reprocess, {} to skip; {} failing, {} blocked; {} connector(s)",
         s.groups, s.partitions, s.changes, s.reprocess, s.skip, s.failing, s.blocked, s.connectors
     );
     for p in &plan.problems {
-        println!("  ! {p}");
+        crate::outln!("  ! {p}");
     }
 }
 
-fn print_outcome(outcome: &Outcome, undo_command: Option<&str>) {
-    if let Some(cmd) = undo_command {
-        println!(
-            "undo snapshot {}; to undo this restore:",
-            outcome.undo_snapshot.as_deref().unwrap_or_default()
+fn print_outcome(outcome: &Outcome) {
+    if outcome.status == Status::NothingToChange {
+        crate::outln!(
+            "nothing to change: every offset already equals its target; nothing was done (no undo snapshot)"
         );
-        println!("  {cmd}");
+        return;
     }
-    let mut t = table(&[
-        "GROUP",
-        "TOPIC",
-        "PARTITION",
-        "TARGET",
-        "READ BACK",
-        "RESULT",
-    ]);
-    for c in &outcome.checks {
-        t.add_row(vec![
-            Cell::new(&c.group_id),
-            Cell::new(&c.topic),
-            Cell::new(c.partition),
-            Cell::new(c.target),
-            Cell::new(opt(c.actual)),
-            if c.ok {
-                Cell::new("ok")
-            } else {
-                Cell::new("DIFFERS").fg(Color::Red)
-            },
+    if let (Some(id), Some(cmd)) = (&outcome.undo_snapshot, &outcome.undo_command) {
+        crate::outln!("undo snapshot {id}; to undo this restore:");
+        crate::outln!("  {cmd}");
+    }
+    for m in &outcome.moved {
+        crate::outln!(
+            "  moved since review: {} {}[{}] {} -> {} (target unchanged)",
+            m.group_id,
+            m.topic,
+            m.partition,
+            opt(m.reviewed),
+            opt(m.now)
+        );
+    }
+    if !outcome.checks.is_empty() {
+        let mut t = table(&[
+            "GROUP",
+            "TOPIC",
+            "PARTITION",
+            "TARGET",
+            "READ BACK",
+            "RESULT",
         ]);
+        for c in &outcome.checks {
+            t.add_row(vec![
+                Cell::new(&c.group_id),
+                Cell::new(&c.topic),
+                Cell::new(c.partition),
+                Cell::new(c.target),
+                Cell::new(opt(c.actual)),
+                if c.ok {
+                    Cell::new("ok")
+                } else {
+                    Cell::new("DIFFERS").fg(Color::Red)
+                },
+            ]);
+        }
+        right(&mut t, &[2, 3, 4]);
+        crate::outln!("{t}");
     }
-    right(&mut t, &[2, 3, 4]);
-    println!("{t}");
     for m in &outcome.connector_mismatches {
-        println!("  ! {m}");
+        crate::outln!("  ! {m}");
     }
-    for r in &outcome.resumed {
-        println!("connector {r}");
+    for d in &outcome.drift {
+        crate::outln!(
+            "  ! {} {}[{}] moved to {} after it was read back as {}",
+            d.group_id,
+            d.topic,
+            d.partition,
+            opt(d.after_settle),
+            d.target
+        );
+    }
+    if !outcome.drift.is_empty() {
+        crate::outln!(
+            "  something still commits for these groups although they have no members: typically a consumer that uses assign() instead of subscribe(), or a tool committing offsets; stop it, then restore again"
+        );
+    }
+    for c in &outcome.connectors {
+        match &c.resume_error {
+            None => crate::outln!("connector {}: back to {}", c.name, c.state_before),
+            Some(e) => crate::outln!(
+                "connector {}: NOT returned to {} ({e}); it is left stopped; return it with:\n  {}",
+                c.name,
+                c.state_before,
+                c.resume_command.clone().unwrap_or_default()
+            ),
+        }
     }
 }

@@ -214,9 +214,7 @@ impl ConnectClient {
                     status.as_u16()
                 )))
             }
-            _ => Ok(OffsetsAnswer::Unsupported(
-                self.failure("GET", &path, status, &text).to_string(),
-            )),
+            _ => Err(self.failure("GET", &path, status, &text)),
         }
     }
 

@@ -36,7 +36,7 @@ pub fn decode_offsets(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::model::{Member, PartitionOffset, Selection};
+    use crate::snapshot::model::{GroupState, GroupType, Member, PartitionOffset, Selection};
     use chrono::{DateTime, TimeZone, Utc};
     use proptest::prelude::*;
 
@@ -94,9 +94,9 @@ mod tests {
         )
             .prop_map(|(id, state, partitions, member)| GroupSnapshot {
                 group_id: id,
-                state: state.to_string(),
+                state: GroupState::from_name(&state),
                 protocol_type: "consumer".into(),
-                group_type: "classic".into(),
+                group_type: GroupType::Classic,
                 members: if member {
                     vec![Member {
                         member_id: "m-1".into(),
@@ -136,9 +136,9 @@ mod tests {
     fn extreme_offsets_stay_exact() {
         let mut g = unique(vec![GroupSnapshot {
             group_id: "g".into(),
-            state: "Empty".into(),
+            state: GroupState::Empty,
             protocol_type: String::new(),
-            group_type: "classic".into(),
+            group_type: GroupType::Classic,
             members: vec![],
             connector: None,
             partitions: vec![],
@@ -165,7 +165,7 @@ mod tests {
     fn unknown_major_version_is_refused() {
         let json = String::from_utf8(encode_offsets(Format::Json, &meta(), &[]).unwrap())
             .unwrap()
-            .replacen("\"1.0\"", "\"2.0\"", 1);
+            .replacen("\"1.1\"", "\"2.0\"", 1);
         let err = decode_offsets(Format::Json, "o.json", json.into()).unwrap_err();
         assert!(
             err.to_string().contains("unsupported format_version 2.0"),

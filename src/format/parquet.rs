@@ -73,7 +73,7 @@ pub fn encode_offsets(meta: &SnapshotMeta, groups: &[GroupSnapshot]) -> Result<V
         Arc::new(TimestampMicrosecondArray::from(vec![captured; n]).with_timezone("UTC")),
         Arc::new(StringArray::from(vec![meta.cluster_id.as_str(); n])),
         column(&|g, _| Some(g.group_id.clone())),
-        column(&|g, _| Some(g.state.clone())),
+        column(&|g, _| Some(g.state.to_string())),
         column(&|_, p| Some(p.topic.clone())),
         Arc::new(Int32Array::from_iter_values(
             rows.iter().map(|(_, p)| p.partition),
@@ -158,7 +158,27 @@ fn opt<T>(present: bool, value: T) -> Option<T> {
     present.then_some(value)
 }
 
+/// Decodes an offsets file; `path` names it in errors.
+///
+/// The parquet crate panics on some malformed files (a dictionary-encoded page with no dictionary
+/// page, for one). A file that breaks the reader is a file that cannot be decoded: the panic is
+/// turned into [`Error::Decode`].
 pub fn decode_offsets(path: &str, bytes: Bytes) -> Result<(SnapshotMeta, Vec<GroupSnapshot>)> {
+    let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decode(path, bytes)));
+    decoded.unwrap_or_else(|panic| {
+        let reason = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(Error::Decode {
+            path: path.to_string(),
+            detail: format!("malformed Parquet file: the reader failed ({reason})"),
+        })
+    })
+}
+
+fn decode(path: &str, bytes: Bytes) -> Result<(SnapshotMeta, Vec<GroupSnapshot>)> {
     let dec = |detail: String| Error::Decode {
         path: path.to_string(),
         detail,

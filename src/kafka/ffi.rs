@@ -16,14 +16,18 @@ use rdkafka::client::Client;
 use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::ClientContext;
 
+use super::group::{DescribeError, GroupState, GroupType};
 use crate::error::{Error, Result};
+
+/// librdkafka's "invalid offset" (`RD_KAFKA_OFFSET_INVALID`).
+const OFFSET_INVALID: i64 = -1001;
 
 /// One consumer group as listed by the cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupListing {
     pub group_id: String,
-    pub state: String,
-    pub group_type: String,
+    pub state: GroupState,
+    pub group_type: GroupType,
     pub is_simple: bool,
 }
 
@@ -35,15 +39,16 @@ pub struct GroupMember {
     pub host: String,
 }
 
-/// A described consumer group. `error` is set when the broker could not describe it.
+/// A described consumer group. `error` is set when the broker could not describe it; the
+/// state then says whether that means "not found" or "unknown".
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupDescription {
     pub group_id: String,
-    pub state: String,
-    pub group_type: String,
+    pub state: GroupState,
+    pub group_type: GroupType,
     pub is_simple: bool,
     pub members: Vec<GroupMember>,
-    pub error: Option<String>,
+    pub error: Option<DescribeError>,
 }
 
 /// A group's offset on one partition: as committed (read), or to commit.
@@ -120,6 +125,17 @@ unsafe fn error_text(e: *const rd::rd_kafka_error_t) -> Option<String> {
     }
 }
 
+/// SAFETY: `e` is null or a valid `rd_kafka_error_t`.
+unsafe fn describe_error(e: *const rd::rd_kafka_error_t) -> Option<DescribeError> {
+    if e.is_null() {
+        return None;
+    }
+    Some(DescribeError {
+        code: RDKafkaErrorCode::from(rd::rd_kafka_error_code(e)),
+        message: error_text(e).unwrap_or_default(),
+    })
+}
+
 /// Submits one admin request on a private queue and waits for its result event.
 ///
 /// `submit` gets the admin options and the queue, and must hand them to exactly one librdkafka
@@ -159,10 +175,12 @@ fn run_admin<C: ClientContext>(
         // Leave the broker's own timeout room to answer before we give up waiting.
         let event = rd::rd_kafka_queue_poll(queue.ptr, timeout_ms.saturating_add(2000));
         if event.is_null() {
-            return Err(Error::kafka(
-                op_name,
-                format!("no answer within {} ms", timeout.as_millis()),
-            ));
+            return Err(Error::Timeout {
+                service: "Kafka",
+                op: op_name.to_string(),
+                after: timeout,
+                detail: "no answer from the cluster".into(),
+            });
         }
         let event = Owned::new(event, rd::rd_kafka_event_destroy)?;
         let kind = rd::rd_kafka_event_type(event.ptr);
@@ -176,7 +194,13 @@ fn run_admin<C: ClientContext>(
         if code != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
             let text = owned_str(rd::rd_kafka_event_error_string(event.ptr))
                 .unwrap_or_else(|| err_text(code));
-            return Err(Error::kafka(op_name, text));
+            return Err(Error::kafka_code(
+                op_name,
+                RDKafkaErrorCode::from(code),
+                "the cluster",
+                text,
+                timeout,
+            ));
         }
         Ok(event)
     }
@@ -256,8 +280,12 @@ pub fn list_groups<C: ClientContext>(
             .map(|&g| GroupListing {
                 group_id: owned_str(rd::rd_kafka_ConsumerGroupListing_group_id(g))
                     .unwrap_or_default(),
-                state: state_name(rd::rd_kafka_ConsumerGroupListing_state(g)),
-                group_type: type_name(rd::rd_kafka_ConsumerGroupListing_type(g)),
+                state: GroupState::from_name(&state_name(rd::rd_kafka_ConsumerGroupListing_state(
+                    g,
+                ))),
+                group_type: GroupType::from_name(&type_name(
+                    rd::rd_kafka_ConsumerGroupListing_type(g),
+                )),
                 is_simple: rd::rd_kafka_ConsumerGroupListing_is_simple_consumer_group(g) != 0,
             })
             .collect())
@@ -328,15 +356,19 @@ pub fn describe_groups<C: ClientContext>(
                         host: owned_str(rd::rd_kafka_MemberDescription_host(m)).unwrap_or_default(),
                     })
                     .collect();
+                let error = describe_error(rd::rd_kafka_ConsumerGroupDescription_error(d));
+                let state = state_name(rd::rd_kafka_ConsumerGroupDescription_state(d));
                 GroupDescription {
                     group_id: owned_str(rd::rd_kafka_ConsumerGroupDescription_group_id(d))
                         .unwrap_or_default(),
-                    state: state_name(rd::rd_kafka_ConsumerGroupDescription_state(d)),
-                    group_type: type_name(rd::rd_kafka_ConsumerGroupDescription_type(d)),
+                    state: GroupState::from_description(&state, error.as_ref()),
+                    group_type: GroupType::from_name(&type_name(
+                        rd::rd_kafka_ConsumerGroupDescription_type(d),
+                    )),
                     is_simple: rd::rd_kafka_ConsumerGroupDescription_is_simple_consumer_group(d)
                         != 0,
                     members,
-                    error: error_text(rd::rd_kafka_ConsumerGroupDescription_error(d)),
+                    error,
                 }
             })
             .collect())
@@ -379,7 +411,7 @@ pub fn list_group_offsets<C: ClientContext>(
         let mut cnt = 0usize;
         let groups = rd::rd_kafka_ListConsumerGroupOffsets_result_groups(res, &mut cnt);
         let mut out = Vec::new();
-        for (p, err) in group_partitions(groups, cnt, "ListConsumerGroupOffsets", group)? {
+        for (p, err) in group_partitions(groups, cnt, "ListConsumerGroupOffsets", group, timeout)? {
             let (topic, partition, offset, leader_epoch, metadata) = p;
             if let Some(e) = err {
                 return Err(Error::kafka(
@@ -417,11 +449,18 @@ unsafe fn group_partitions(
     cnt: usize,
     op: &'static str,
     group: &str,
+    timeout: Duration,
 ) -> Result<Vec<GroupPartition>> {
     let mut out = Vec::new();
     for &g in array_of(groups, cnt) {
-        if let Some(e) = error_text(rd::rd_kafka_group_result_error(g)) {
-            return Err(Error::kafka(op, format!("group {group}: {e}")));
+        if let Some(e) = describe_error(rd::rd_kafka_group_result_error(g)) {
+            return Err(Error::kafka_code(
+                op,
+                e.code,
+                &format!("group {group}"),
+                format!("group {group}: {}", e.message),
+                timeout,
+            ));
         }
         for p in partitions_of(rd::rd_kafka_group_result_partitions(g)) {
             let err = (p.err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR)
@@ -514,7 +553,7 @@ pub fn alter_group_offsets<C: ClientContext>(
         let mut cnt = 0usize;
         let groups = rd::rd_kafka_AlterConsumerGroupOffsets_result_groups(res, &mut cnt);
         Ok(
-            group_partitions(groups, cnt, "AlterConsumerGroupOffsets", group)?
+            group_partitions(groups, cnt, "AlterConsumerGroupOffsets", group, timeout)?
                 .into_iter()
                 .map(|((topic, partition, offset, ..), err)| PartitionAnswer {
                     topic,
@@ -576,10 +615,14 @@ pub fn list_offsets<C: ClientContext>(
                 }
                 let p = &*p;
                 let (topic, partition, offset, ..) = read_partition(p);
-                let result = if p.err == rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
-                    Ok(offset)
-                } else {
+                let result = if p.err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
                     Err(err_text(p.err))
+                } else if offset == OFFSET_INVALID {
+                    // librdkafka answers "no error" with this offset when no broker answered
+                    // for the partition (seen with the leader down): it is no offset at all.
+                    Err("no offset in the answer (the partition leader did not answer)".into())
+                } else {
+                    Ok(offset)
                 };
                 Some(PartitionAnswer {
                     topic,

@@ -2,20 +2,24 @@
 //! offsets and commits. All librdkafka calls block, so each runs on tokio's blocking pool.
 
 mod ffi;
+pub mod group;
 pub mod properties;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures::stream::{self, StreamExt, TryStreamExt};
+use futures::stream::{self, StreamExt};
 use rdkafka::config::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, Consumer};
-use rdkafka::{Message, Offset, TopicPartitionList};
+use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
+use rdkafka::error::KafkaError;
+use rdkafka::types::RDKafkaErrorCode;
+use rdkafka::{ClientContext, Message, Offset, TopicPartitionList};
 
 pub use ffi::{
     GroupDescription, GroupListing, GroupMember, GroupOffset, OffsetQuery, PartitionAnswer,
 };
+pub use group::{DescribeError, GroupState, GroupType};
 pub use properties::ClientProperties;
 
 use crate::error::{Error, Result};
@@ -42,10 +46,34 @@ pub struct Watermarks {
     pub log_end: Option<i64>,
 }
 
+/// The client context: keeps librdkafka's last global error (a failed SASL handshake, a refused
+/// connection), so a client that gets no answer can say why instead of only "no answer".
+#[derive(Default)]
+pub struct RecordingContext {
+    last_error: Mutex<Option<(RDKafkaErrorCode, String)>>,
+}
+
+impl RecordingContext {
+    fn last_error(&self) -> Option<(RDKafkaErrorCode, String)> {
+        self.last_error.lock().ok().and_then(|e| e.clone())
+    }
+}
+
+impl ClientContext for RecordingContext {
+    fn error(&self, error: KafkaError, reason: &str) {
+        tracing::debug!("librdkafka: {error}: {reason}");
+        if let (Some(code), Ok(mut last)) = (error.rdkafka_error_code(), self.last_error.lock()) {
+            *last = Some((code, reason.to_string()));
+        }
+    }
+}
+
+impl ConsumerContext for RecordingContext {}
+
 /// A connected Kafka client. Cheap to clone.
 #[derive(Clone)]
 pub struct KafkaClient {
-    inner: Arc<BaseConsumer>,
+    inner: Arc<BaseConsumer<RecordingContext>>,
     settings: Arc<KafkaSettings>,
     cluster_id: String,
 }
@@ -81,6 +109,51 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'sta
         .map_err(|e| Error::Internal(format!("background task failed: {e}")))?
 }
 
+/// Reads the cluster id within the timeout, one short try at a time; between tries, serves
+/// librdkafka's events so that an authentication failure ends the wait at once, named as such.
+fn first_contact(consumer: &BaseConsumer<RecordingContext>, s: &KafkaSettings) -> Result<String> {
+    let deadline = Instant::now() + s.timeout;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let attempt = left
+            .min(Duration::from_secs(1))
+            .max(Duration::from_millis(100));
+        if let Some(id) = consumer.client().fetch_cluster_id(attempt) {
+            return Ok(id);
+        }
+        // Error events reach the context only while the client is polled.
+        let _ = consumer.poll(Duration::from_millis(50));
+        let last = consumer.context().last_error();
+        let denied = last
+            .as_ref()
+            .is_some_and(|(code, _)| crate::error::is_access_code(*code));
+        if denied || Instant::now() >= deadline {
+            return Err(no_cluster_id(s, last));
+        }
+    }
+}
+
+/// Why no cluster id came back: an access failure if librdkafka reported one, else unreachable
+/// with the last error librdkafka saw.
+fn no_cluster_id(s: &KafkaSettings, last: Option<(RDKafkaErrorCode, String)>) -> Error {
+    match last {
+        Some((code, reason)) if crate::error::is_access_code(code) => {
+            Error::kafka_code("connect", code, &s.bootstrap, reason, s.timeout)
+        }
+        Some((code, reason)) => Error::KafkaUnreachable {
+            bootstrap: s.bootstrap.clone(),
+            detail: format!(
+                "no answer within {} s; last client error: {reason} ({code:?})",
+                s.timeout.as_secs_f32()
+            ),
+        },
+        None => Error::KafkaUnreachable {
+            bootstrap: s.bootstrap.clone(),
+            detail: format!("no answer within {} s", s.timeout.as_secs_f32()),
+        },
+    }
+}
+
 impl KafkaClient {
     /// Creates the client and proves the cluster is reachable by reading its cluster id, within
     /// the configured timeout.
@@ -93,16 +166,10 @@ impl KafkaClient {
         let settings = Arc::new(settings);
         let s = settings.clone();
         blocking(move || {
-            let consumer: BaseConsumer = client_config(&s)
-                .create()
+            let consumer: BaseConsumer<RecordingContext> = client_config(&s)
+                .create_with_context(RecordingContext::default())
                 .map_err(|e| Error::usage(format!("invalid Kafka client configuration: {e}")))?;
-            let cluster_id = consumer
-                .client()
-                .fetch_cluster_id(s.timeout)
-                .ok_or_else(|| Error::KafkaUnreachable {
-                    bootstrap: s.bootstrap.clone(),
-                    detail: format!("no answer within {} s", s.timeout.as_secs_f32()),
-                })?;
+            let cluster_id = first_contact(&consumer, &s)?;
             Ok(KafkaClient {
                 inner: Arc::new(consumer),
                 settings: s,
@@ -162,23 +229,36 @@ impl KafkaClient {
         blocking(move || ffi::describe_groups(me.inner.client(), &groups, me.timeout())).await
     }
 
-    /// Committed offsets of many groups, a bounded number of requests at a time.
+    /// Committed offsets of many groups, a bounded number of requests at a time; the first
+    /// failure fails the whole call.
     pub async fn group_offsets(
         &self,
         groups: Vec<String>,
     ) -> Result<BTreeMap<String, Vec<GroupOffset>>> {
+        self.group_offsets_each(groups)
+            .await
+            .into_iter()
+            .map(|(g, r)| r.map(|o| (g, o)))
+            .collect()
+    }
+
+    /// Committed offsets of many groups, each group's answer on its own.
+    pub async fn group_offsets_each(
+        &self,
+        groups: Vec<String>,
+    ) -> BTreeMap<String, Result<Vec<GroupOffset>>> {
         stream::iter(groups.into_iter().map(|group| {
             let me = self.clone();
             async move {
                 let g = group.clone();
                 let offsets =
                     blocking(move || ffi::list_group_offsets(me.inner.client(), &g, me.timeout()))
-                        .await?;
-                Ok::<_, Error>((group, offsets))
+                        .await;
+                (group, offsets)
             }
         }))
         .buffer_unordered(GROUP_CONCURRENCY)
-        .try_collect()
+        .collect()
         .await
     }
 
@@ -195,9 +275,13 @@ impl KafkaClient {
         Ok(partitions
             .iter()
             .map(|tp| {
+                // A log offset is never negative; anything else is no answer.
+                let valid = |r: Option<&std::result::Result<i64, String>>| {
+                    r.and_then(|r| r.clone().ok()).filter(|o| *o >= 0)
+                };
                 let w = Watermarks {
-                    log_start: earliest.get(tp).and_then(|r| r.clone().ok()),
-                    log_end: latest.get(tp).and_then(|r| r.clone().ok()),
+                    log_start: valid(earliest.get(tp)),
+                    log_end: valid(latest.get(tp)),
                 };
                 (tp.clone(), w)
             })
@@ -276,13 +360,14 @@ impl KafkaClient {
     /// The timestamp (ms) of the record just before each given offset, i.e. the last record a group
     /// at that offset has consumed, keyed by (partition, offset). Records that are gone (deleted or
     /// compacted away) are left out. One consumer reads all partitions at once, within the timeout;
-    /// when several offsets of one partition are asked for, it reads in rounds.
+    /// when several offsets of one partition are asked for, it reads in rounds. Also returns the
+    /// positions whose record could not be read in time (`topic[partition]@offset`).
     pub async fn last_record_timestamps(
         &self,
         positions: Vec<(TopicPartition, i64)>,
-    ) -> Result<BTreeMap<(TopicPartition, i64), i64>> {
+    ) -> Result<(BTreeMap<(TopicPartition, i64), i64>, Vec<String>)> {
         if positions.is_empty() {
-            return Ok(BTreeMap::new());
+            return Ok((BTreeMap::new(), Vec::new()));
         }
         let settings = self.settings.clone();
         blocking(move || {
@@ -297,6 +382,7 @@ impl KafkaClient {
                 rounds.entry(tp).or_default().push(offset);
             }
             let mut found = BTreeMap::new();
+            let mut unread = Vec::new();
             let deadline = Instant::now() + settings.timeout;
             loop {
                 let round: HashMap<TopicPartition, i64> = rounds
@@ -307,23 +393,26 @@ impl KafkaClient {
                     break;
                 }
                 let asked = round.clone();
-                for (tp, ts) in read_records_at(&consumer, round, deadline)? {
+                let (read, missing) = read_records_at(&consumer, round, deadline)?;
+                for (tp, ts) in read {
                     let record_offset = asked[&tp];
                     found.insert((tp, record_offset + 1), ts);
                 }
+                unread.extend(missing);
             }
-            Ok(found)
+            Ok((found, unread))
         })
         .await
     }
 }
 
-/// Reads the record at the given offset of each partition; returns each one's timestamp (ms).
+/// Reads the record at the given offset of each partition; returns each one's timestamp (ms),
+/// and the records that could not be read before the deadline.
 fn read_records_at(
     consumer: &BaseConsumer,
     mut wanted: HashMap<TopicPartition, i64>,
     deadline: Instant,
-) -> Result<HashMap<TopicPartition, i64>> {
+) -> Result<(HashMap<TopicPartition, i64>, Vec<String>)> {
     let mut tpl = TopicPartitionList::new();
     for ((topic, partition), offset) in &wanted {
         tpl.add_partition_offset(topic, *partition, Offset::Offset(*offset))
@@ -355,18 +444,12 @@ fn read_records_at(
             None => {}
         }
     }
-    if !wanted.is_empty() {
-        let missing: Vec<String> = wanted
-            .iter()
-            .map(|((t, p), o)| format!("{t}[{p}]@{o}"))
-            .collect();
-        tracing::warn!(
-            "no last-record timestamp for {} (record not read within the timeout{})",
-            missing.join(", "),
-            last_error
-                .map(|e| format!("; last consumer error: {e}"))
-                .unwrap_or_default()
-        );
-    }
-    Ok(found)
+    let why = last_error
+        .map(|e| format!("; last consumer error: {e}"))
+        .unwrap_or_default();
+    let missing = wanted
+        .iter()
+        .map(|((t, p), o)| format!("{t}[{p}]@{o} (record not read within the timeout{why})"))
+        .collect();
+    Ok((found, missing))
 }

@@ -56,8 +56,14 @@ impl ClientProperties {
             path: path.to_path_buf(),
             source,
         })?;
-        let raw = parse_java_properties(&text);
-        translate_java(raw).map_err(|e| Error::usage(format!("{}: {e}", path.display())))
+        Self::from_java_text(&path.display().to_string(), &text)
+    }
+
+    /// Parses the text of a Java-style properties file and translates it for librdkafka;
+    /// `origin` names the file in errors.
+    pub fn from_java_text(origin: &str, text: &str) -> Result<Self> {
+        translate_java(parse_java_properties(text))
+            .map_err(|e| Error::usage(format!("{origin}: {e}")))
     }
 
     /// Adds `key=value` pairs given with `-X`, which take precedence over the file.

@@ -1,185 +1,246 @@
-//! Applying a plan: stop connectors, re-plan against the stopped state, take the undo snapshot,
-//! commit group offsets, alter connector offsets, read everything back, resume connectors.
+//! Executing a reviewed plan, phase by phase: stop connectors, plan again and compare with the
+//! reviewed plan, write the undo snapshot, commit, read back, wait for drift, and return the
+//! connectors to their state on every path. Every step records what it did in the [`Outcome`];
+//! nothing that goes wrong is dropped.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use serde::Serialize;
 use serde_json::Value;
 
+use super::connectors::{resume_all, stop_connectors, Stopped};
+use super::outcome::{Drift, Outcome, PartitionCheck, Phase, Status};
 use super::plan::{self, Plan};
+use super::review;
 use super::{Prepared, RestoreRequest};
 use crate::connect::{ConnectClient, OffsetsAnswer};
-use crate::error::{Error, Result};
+use crate::error::{exit, Error, Result};
 use crate::kafka::{GroupOffset, KafkaClient};
 use crate::snapshot::{self, CaptureOptions, Selection, SnapshotKind};
 use crate::store::Store;
 
-/// One partition read back after the apply.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PartitionCheck {
-    pub group_id: String,
-    pub topic: String,
-    pub partition: i32,
-    pub target: i64,
-    pub actual: Option<i64>,
-    pub ok: bool,
+/// Does the plan change anything at all?
+fn changes_anything(plan: &Plan) -> bool {
+    plan.summary.changes > 0
+        || plan
+            .connectors
+            .iter()
+            .any(|c| c.method == "rest" && c.offsets.iter().any(|o| o.changes))
 }
 
-/// What an executed restore did.
-#[derive(Debug, Clone, Serialize)]
-pub struct Outcome {
-    /// The plan as applied (computed after connectors were stopped).
-    pub plan: Plan,
-    pub undo_snapshot: Option<String>,
-    pub checks: Vec<PartitionCheck>,
-    /// Connector offsets that differ after the apply, one line each.
-    pub connector_mismatches: Vec<String>,
-    /// Connectors returned to their earlier state, and how.
-    pub resumed: Vec<String>,
-}
-
-const POLL: Duration = Duration::from_millis(500);
-
-/// Stops a connector and waits until it reports STOPPED with no tasks. Workers older than Kafka
-/// Connect 3.5 have no stop endpoint: the connector is paused instead, and the caller's wait for
-/// an empty group decides whether that was enough (a paused sink task stays in its group).
-async fn stop_connector(client: &ConnectClient, name: &str, timeout: Duration) -> Result<()> {
-    let paused = match client.stop(name).await {
-        Ok(()) => false,
-        Err(Error::Connect {
-            status: 404 | 405, ..
-        }) => {
-            tracing::warn!("the worker has no stop endpoint (Kafka Connect < 3.5); pausing {name}");
-            client.pause(name).await?;
-            true
-        }
-        Err(e) => return Err(e),
-    };
-    let deadline = Instant::now() + timeout;
-    loop {
-        let st = client.status(name).await?;
-        let done = if paused {
-            st.connector.state == "PAUSED" && st.tasks.iter().all(|t| t.state == "PAUSED")
-        } else {
-            st.connector.state == "STOPPED" && st.tasks.is_empty()
-        };
-        if done {
-            return Ok(());
-        }
-        if Instant::now() > deadline {
-            return Err(Error::Blocked(format!(
-                "connector {name} did not stop within {} s (state {}, {} task(s)); nothing was changed",
-                timeout.as_secs(),
-                st.connector.state,
-                st.tasks.len()
-            )));
-        }
-        tokio::time::sleep(POLL).await;
-    }
-}
-
-/// Waits until a group has no members.
-async fn wait_group_empty(kafka: &KafkaClient, group: &str, timeout: Duration) -> Result<()> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let d = kafka.describe_groups(vec![group.to_string()]).await?;
-        let state = d.first().map(|d| d.state.clone()).unwrap_or_default();
-        if plan::is_inactive(&state) || d.first().is_some_and(|d| d.error.is_some()) {
-            return Ok(());
-        }
-        if Instant::now() > deadline {
-            return Err(Error::Blocked(format!(
-                "group {group} is still {state} {} s after its connector stopped; nothing was changed",
-                timeout.as_secs()
-            )));
-        }
-        tokio::time::sleep(POLL).await;
-    }
-}
-
-/// Returns stopped connectors to the state they had.
-async fn resume_all(stopped: &[(ConnectClient, String, String)]) -> (Vec<String>, Vec<String>) {
-    let mut done = Vec::new();
-    let mut failed = Vec::new();
-    for (client, name, state) in stopped {
-        let result = match state.as_str() {
-            "PAUSED" => client.pause(name).await,
-            _ => client.resume(name).await,
-        };
-        match result {
-            Ok(()) => done.push(format!("{name}: back to {state}")),
-            Err(e) => failed.push(format!(
-                "connector {name} could not be returned to {state}: {e}; do it by hand (PUT /connectors/{name}/resume)"
-            )),
-        }
-    }
-    (done, failed)
-}
-
-/// Executes a prepared restore. Connectors that it stops are returned to their earlier state
-/// whether the apply succeeds or not.
+/// Executes a prepared (and reviewed) restore. Connectors that it stops are returned to their
+/// earlier state on every path. Never returns an error: the outcome says what happened.
 pub async fn execute(
     store: &Store,
     kafka: &KafkaClient,
     all_clients: &[ConnectClient],
     prepared: &Prepared,
     req: &RestoreRequest,
-) -> Result<Outcome> {
-    let clients = &prepared.connect_by_name;
+    notify: &(dyn Fn(&str) + Sync),
+) -> Outcome {
+    let mut out = Outcome::new(prepared.plan.clone());
+    out.moved = prepared.moved.clone();
     let first = &prepared.plan;
     if !first.applicable {
-        return Err(Error::NotApplicable(format!(
-            "the plan cannot be applied as it stands:\n  - {}",
-            first.problems.join("\n  - ")
-        )));
+        out.fail(
+            exit::NOT_APPLICABLE,
+            format!(
+                "the plan cannot be applied as it stands; nothing was changed:\n  - {}",
+                first.problems.join("\n  - ")
+            ),
+        );
+        return out;
+    }
+    // A connector to be stopped may still move its offsets while it stops, so only a plan
+    // without one can be judged "nothing to change" before anything is done.
+    if !changes_anything(first) && !first.connectors.iter().any(|c| c.stop_and_resume) {
+        out.status = Status::NothingToChange;
+        return out;
     }
     if first.blocked {
-        return Err(Error::Blocked(format!(
-            "the restore is blocked:\n  - {}",
-            first.problems.join("\n  - ")
-        )));
+        out.fail(
+            exit::BLOCKED,
+            format!(
+                "the restore is blocked; nothing was changed:\n  - {}",
+                first.problems.join("\n  - ")
+            ),
+        );
+        return out;
     }
-
-    let mut stopped: Vec<(ConnectClient, String, String)> = Vec::new();
-    let result = async {
-        for c in first.connectors.iter().filter(|c| c.stop_and_resume) {
-            let client = clients.get(&c.name).ok_or_else(|| {
-                Error::Internal(format!("no Connect client for connector {}", c.name))
-            })?;
-            tracing::info!("stopping connector {}", c.name);
-            stopped.push((
-                client.clone(),
-                c.name.clone(),
-                c.state.clone().unwrap_or_default(),
-            ));
-            stop_connector(client, &c.name, req.wait_timeout).await?;
-            if let Some(g) = &c.group_id {
-                wait_group_empty(kafka, g, req.wait_timeout).await?;
-            }
+    let mut stopped = Vec::new();
+    // Ctrl-C (SIGINT) ends the run at its next step, and the connectors are still resumed.
+    let interrupted = tokio::select! {
+        () = run(store, kafka, all_clients, prepared, req, notify, &mut out, &mut stopped) => false,
+        _ = tokio::signal::ctrl_c() => true,
+    };
+    if interrupted {
+        let changed = out.phase >= Phase::UndoWritten;
+        if changed {
+            out.status = Status::PartiallyApplied;
         }
-        apply_stopped(store, kafka, all_clients, prepared, req).await
+        out.fail(
+            if changed {
+                exit::PARTIALLY_APPLIED
+            } else {
+                exit::INTERRUPTED
+            },
+            format!(
+                "interrupted (Ctrl-C) after phase {:?}; {}",
+                out.phase,
+                if changed {
+                    "some offsets may have changed; the undo snapshot restores them"
+                } else {
+                    "nothing was changed"
+                }
+            ),
+        );
     }
-    .await;
-    let (resumed, resume_errors) = resume_all(&stopped).await;
-    let mut outcome = result?;
-    outcome.resumed = resumed;
-    if !resume_errors.is_empty() {
-        return Err(Error::Blocked(resume_errors.join("\n")));
-    }
-    Ok(outcome)
+    resume_all(&stopped, &mut out).await;
+    out
 }
 
-/// Everything after the connectors are stopped.
-async fn apply_stopped(
+#[allow(clippy::too_many_arguments)]
+async fn run(
     store: &Store,
     kafka: &KafkaClient,
     all_clients: &[ConnectClient],
     prepared: &Prepared,
     req: &RestoreRequest,
-) -> Result<Outcome> {
-    let clients = &prepared.connect_by_name;
-    // Re-plan: stopping a sink connector commits its final offsets, and the state may have moved.
+    notify: &(dyn Fn(&str) + Sync),
+    out: &mut Outcome,
+    stopped: &mut Vec<Stopped>,
+) {
+    let nothing = "; nothing was changed";
+    if let Err(e) = stop_connectors(kafka, prepared, req, stopped).await {
+        out.fail(e.exit_code(), format!("{e}{nothing}"));
+        return;
+    }
+    if !stopped.is_empty() {
+        out.phase = Phase::ConnectorsStopped;
+        crate::failpoint::hit("restore-connectors-stopped");
+    }
+
+    // Plan again against the stopped state and compare with the plan that was reviewed.
+    let fresh = match replan(kafka, all_clients, prepared, req).await {
+        Ok(p) => p,
+        Err(e) => {
+            out.fail(
+                e.exit_code(),
+                format!("planning again failed: {e}{nothing}"),
+            );
+            return;
+        }
+    };
+    let cmp = review::compare(&prepared.plan, &fresh);
+    out.moved.extend(cmp.moved.iter().cloned());
+    if !cmp.is_same() {
+        let e = Error::PlanChanged {
+            changes: cmp.changes,
+        };
+        out.fail(e.exit_code(), e.to_string());
+        return;
+    }
+    if !fresh.applicable || fresh.blocked {
+        out.fail(
+            if fresh.applicable {
+                exit::BLOCKED
+            } else {
+                exit::NOT_APPLICABLE
+            },
+            format!(
+                "the live state changed since the plan was made{nothing}:\n  - {}",
+                fresh.problems.join("\n  - ")
+            ),
+        );
+        return;
+    }
+    out.plan = fresh;
+    out.phase = Phase::Reviewed;
+    if !changes_anything(&out.plan) {
+        out.status = Status::NothingToChange;
+        return;
+    }
+
+    if req.undo {
+        match take_undo(store, kafka, all_clients, prepared, &out.plan).await {
+            Ok(id) => {
+                let stop = if out.plan.connectors.is_empty() {
+                    ""
+                } else {
+                    " --stop-connectors"
+                };
+                let cmd = format!(
+                    "offset-vault --store {} restore {id}{stop} --execute",
+                    store.url()
+                );
+                notify(&format!(
+                    "undo snapshot {id} written; no offset has changed yet"
+                ));
+                out.undo_snapshot = Some(id);
+                out.undo_command = Some(cmd);
+                out.phase = Phase::UndoWritten;
+            }
+            Err(e) => {
+                out.fail(
+                    e.exit_code(),
+                    format!("the undo snapshot could not be written: {e}{nothing} (pass --no-undo to restore without one)"),
+                );
+                return;
+            }
+        }
+        crate::failpoint::hit("restore-after-undo");
+    } else {
+        tracing::warn!("--no-undo: no undo snapshot is taken; the current offsets are not saved");
+    }
+
+    let failures = commit(kafka, &prepared.connect_by_name, &out.plan).await;
+    out.status = Status::Applied;
+    out.phase = Phase::Applied;
+    if !failures.is_empty() {
+        out.status = Status::PartiallyApplied;
+        let undo = match &out.undo_command {
+            Some(cmd) => {
+                format!("; once the cause is fixed, this restores the offsets from before: {cmd}")
+            }
+            None => "; no undo snapshot was taken (--no-undo)".into(),
+        };
+        out.fail(
+            exit::PARTIALLY_APPLIED,
+            format!(
+                "the restore stopped partway; offsets of other partitions may have changed:\n  - {}\n(the read-back below shows where each partition stands{undo})",
+                failures.join("\n  - ")
+            ),
+        );
+    }
+
+    match read_back(kafka, &prepared.connect_by_name, &out.plan).await {
+        Ok((checks, mismatches)) => {
+            out.checks = checks;
+            out.connector_mismatches = mismatches;
+            if out.status == Status::Applied {
+                out.phase = Phase::ReadBack;
+            }
+        }
+        Err(e) => {
+            out.fail(
+                exit::VERIFY_FAILED,
+                format!("the offsets could not be read back: {e}; they were committed but are not verified (check with kafka-consumer-groups --describe)"),
+            );
+            return;
+        }
+    }
+    if out.status == Status::Applied && out.verified() && !req.settle.is_zero() {
+        settle(kafka, req.settle, out).await;
+    }
+}
+
+/// Plans again, against the state after connectors stopped.
+async fn replan(
+    kafka: &KafkaClient,
+    all_clients: &[ConnectClient],
+    prepared: &Prepared,
+    req: &RestoreRequest,
+) -> Result<Plan> {
     let (view, _) = crate::live::read(
         kafka,
         all_clients,
@@ -188,28 +249,21 @@ async fn apply_stopped(
         req.by_timestamp,
     )
     .await?;
-    let plan = plan::build(
+    Ok(plan::build(
         &prepared.plan.snapshot_id,
         &prepared.groups,
         &prepared.connectors,
         &view,
         &req.plan,
-    );
-    if !plan.applicable || plan.blocked {
-        return Err(Error::Blocked(format!(
-            "the live state changed while connectors were stopping; nothing was changed:\n  - {}",
-            plan.problems.join("\n  - ")
-        )));
-    }
+    ))
+}
 
-    let undo_snapshot = if req.undo {
-        Some(take_undo(store, kafka, all_clients, prepared, &plan).await?)
-    } else {
-        tracing::warn!("--no-undo: no undo snapshot is taken; the current offsets are not saved");
-        None
-    };
-
-    // Commit group offsets.
+/// Commits every group's targets and sets source connectors' offsets; returns what failed.
+async fn commit(
+    kafka: &KafkaClient,
+    clients: &BTreeMap<String, ConnectClient>,
+    plan: &Plan,
+) -> Vec<String> {
     let mut failures = Vec::new();
     for g in &plan.groups {
         let offsets: Vec<GroupOffset> = g
@@ -240,14 +294,15 @@ async fn apply_stopped(
                     .err()
                     .map(|e| format!("{} {}[{}]: {e}", g.group_id, a.topic, a.partition))
             })),
-            Err(e) => failures.push(format!("{}: {e}", g.group_id)),
+            Err(e) => failures.push(format!("group {}: {e}", g.group_id)),
         }
+        crate::failpoint::hit("restore-after-group-commit");
     }
-    // Connector offsets through the REST API.
     for c in plan.connectors.iter().filter(|c| c.method == "rest") {
-        let client = clients.get(&c.name).ok_or_else(|| {
-            Error::Internal(format!("no Connect client for connector {}", c.name))
-        })?;
+        let Some(client) = clients.get(&c.name) else {
+            failures.push(format!("connector {}: no Connect client", c.name));
+            continue;
+        };
         let body: Vec<Value> = c
             .offsets
             .iter()
@@ -257,25 +312,7 @@ async fn apply_stopped(
             failures.push(format!("connector {}: {e}", c.name));
         }
     }
-    let undo_hint = undo_snapshot
-        .as_ref()
-        .map(|id| format!("; the undo snapshot {id} holds the offsets from before"))
-        .unwrap_or_default();
-    if !failures.is_empty() {
-        return Err(Error::VerifyFailed(format!(
-            "the apply failed for:\n  - {}\n(other partitions may have changed{undo_hint})",
-            failures.join("\n  - ")
-        )));
-    }
-
-    let (checks, connector_mismatches) = read_back(kafka, clients, &plan).await?;
-    Ok(Outcome {
-        plan,
-        undo_snapshot,
-        checks,
-        connector_mismatches,
-        resumed: Vec::new(),
-    })
+    failures
 }
 
 async fn take_undo(
@@ -309,6 +346,8 @@ async fn take_undo(
         tags: [("undo-of".to_string(), plan.snapshot_id.clone())].into(),
         format: prepared.loaded.manifest.format,
         include_secrets: false,
+        allow_partial: false,
+        allow_empty: true,
         kind: SnapshotKind::Undo,
         undo_of: Some(plan.snapshot_id.clone()),
     };
@@ -317,35 +356,59 @@ async fn take_undo(
     Ok(manifest.meta.id)
 }
 
+/// The committed offsets of the plan's groups now, by (group, topic, partition).
+async fn group_offsets_now(
+    kafka: &KafkaClient,
+    plan: &Plan,
+) -> Result<BTreeMap<(String, String, i32), i64>> {
+    let ids: Vec<String> = plan.groups.iter().map(|g| g.group_id.clone()).collect();
+    Ok(kafka
+        .group_offsets(ids)
+        .await?
+        .into_iter()
+        .flat_map(|(g, offsets)| {
+            offsets
+                .into_iter()
+                .map(move |o| ((g.clone(), o.topic, o.partition), o.offset))
+        })
+        .collect())
+}
+
+/// The planned commits: (group, topic, partition) and target.
+fn targets(plan: &Plan) -> impl Iterator<Item = ((String, String, i32), i64)> + '_ {
+    plan.groups.iter().flat_map(|g| {
+        g.partitions
+            .iter()
+            .filter(|p| p.action.commits())
+            .filter_map(move |p| {
+                Some((
+                    (g.group_id.clone(), p.topic.clone(), p.partition),
+                    p.target?,
+                ))
+            })
+    })
+}
+
 /// Reads every planned offset back and compares it with the plan.
 async fn read_back(
     kafka: &KafkaClient,
     clients: &BTreeMap<String, ConnectClient>,
     plan: &Plan,
 ) -> Result<(Vec<PartitionCheck>, Vec<String>)> {
-    let ids: Vec<String> = plan.groups.iter().map(|g| g.group_id.clone()).collect();
-    let now = kafka.group_offsets(ids).await?;
-    let mut checks = Vec::new();
-    for g in &plan.groups {
-        let actual: BTreeMap<(String, i32), i64> = now
-            .get(&g.group_id)
-            .into_iter()
-            .flatten()
-            .map(|c| ((c.topic.clone(), c.partition), c.offset))
-            .collect();
-        for p in g.partitions.iter().filter(|p| p.action.commits()) {
-            let Some(target) = p.target else { continue };
-            let got = actual.get(&(p.topic.clone(), p.partition)).copied();
-            checks.push(PartitionCheck {
-                group_id: g.group_id.clone(),
-                topic: p.topic.clone(),
-                partition: p.partition,
+    let now = group_offsets_now(kafka, plan).await?;
+    let checks = targets(plan)
+        .map(|(key, target)| {
+            let actual = now.get(&key).copied();
+            PartitionCheck {
+                group_id: key.0,
+                topic: key.1,
+                partition: key.2,
                 target,
-                actual: got,
-                ok: got == Some(target),
-            });
-        }
-    }
+                actual,
+                ok: actual == Some(target),
+            }
+        })
+        .collect();
     let mut mismatches = Vec::new();
     for c in plan.connectors.iter().filter(|c| c.method == "rest") {
         let Some(client) = clients.get(&c.name) else {
@@ -379,4 +442,30 @@ async fn read_back(
         }
     }
     Ok((checks, mismatches))
+}
+
+/// Waits, reads the offsets again, and records every partition that moved: something that is
+/// not a group member (a consumer using assign()) may still be committing for the group.
+async fn settle(kafka: &KafkaClient, wait: Duration, out: &mut Outcome) {
+    tokio::time::sleep(wait).await;
+    match group_offsets_now(kafka, &out.plan).await {
+        Ok(now) => {
+            out.drift = targets(&out.plan)
+                .filter_map(|(key, target)| {
+                    let after = now.get(&key).copied();
+                    (after != Some(target)).then_some(Drift {
+                        group_id: key.0,
+                        topic: key.1,
+                        partition: key.2,
+                        target,
+                        after_settle: after,
+                    })
+                })
+                .collect();
+            out.phase = Phase::Settled;
+        }
+        Err(e) => tracing::warn!(
+            "the offsets could not be read again after the settle time ({e}); drift was not checked"
+        ),
+    }
 }

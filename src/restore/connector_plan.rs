@@ -5,7 +5,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::plan::{LiveView, PlanOptions};
-use crate::live::LiveConnector;
 use crate::snapshot::model::ConnectorSnapshot;
 
 /// One source-partition of a connector, restored through the Connect REST API.

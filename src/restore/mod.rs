@@ -3,21 +3,24 @@
 
 mod apply;
 mod connector_plan;
+mod connectors;
+pub mod outcome;
 pub mod plan;
+pub mod review;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-
-pub use apply::{execute, Outcome, PartitionCheck};
+pub use apply::execute;
+pub use outcome::{Outcome, PartitionCheck, Phase, Status};
 pub use plan::{OutOfRange, Plan, PlanOptions};
 
 use crate::connect::ConnectClient;
 use crate::error::{Error, Result};
-use crate::kafka::{KafkaClient, OffsetQuery, TopicPartition};
-use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot, Member};
-use crate::snapshot::repo::{self, Loaded};
+use crate::kafka::KafkaClient;
 pub use crate::snapshot::choose::{choose, Choice, Chosen, Eligible};
+use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot};
+use crate::snapshot::repo::{self, Loaded};
 use crate::store::Store;
 
 /// Everything a restore is asked to do.
@@ -37,12 +40,29 @@ pub struct RestoreRequest {
     pub undo: bool,
     /// Bound on waiting for connectors to stop and groups to empty.
     pub wait_timeout: Duration,
+    /// After the read-back, wait this long and read again to catch offsets that move
+    /// (zero: no second read).
+    pub settle: Duration,
+    /// A reviewed plan to apply (`--from-plan`).
+    pub reviewed: Option<review::PlanFile>,
+}
+
+/// A chosen and verified snapshot and the part of it to restore.
+#[derive(Debug, Clone)]
+pub struct Verified {
+    pub chosen: Chosen,
+    pub loaded: Loaded,
+    pub groups: Vec<GroupSnapshot>,
+    pub connectors: Vec<ConnectorSnapshot>,
 }
 
 /// A verified snapshot, the part of it to restore, and the plan against the live state.
 #[derive(Debug, Clone)]
 pub struct Prepared {
+    pub chosen: Chosen,
     pub loaded: Loaded,
+    /// Current offsets that moved since the reviewed plan (`--from-plan`).
+    pub moved: Vec<review::Moved>,
     /// Why this snapshot was chosen, in words.
     pub chosen_because: String,
     pub groups: Vec<GroupSnapshot>,
@@ -106,19 +126,37 @@ pub fn select(
     Ok((groups, connectors))
 }
 
-/// Chooses, verifies, guards and plans. Changes nothing.
-pub async fn prepare(
-    store: &Store,
-    kafka: &KafkaClient,
-    clients: &[ConnectClient],
-    req: &RestoreRequest,
-) -> Result<Prepared> {
+/// Chooses and verifies the snapshot and selects what to restore from it. Reads only the store:
+/// a missing or corrupt snapshot fails before anything contacts the cluster.
+pub async fn open(store: &Store, req: &RestoreRequest) -> Result<Verified> {
     let mut eligible = req.eligible.clone();
     eligible.groups = req.groups.clone();
     eligible.connectors = req.connectors.clone();
     let chosen = choose(store, &req.choice, &eligible).await?;
-    let chosen_because = chosen.because;
     let loaded = repo::load_verified(store, &chosen.manifest).await?;
+    let (groups, connectors) = select(&loaded.content, req)?;
+    Ok(Verified {
+        chosen,
+        loaded,
+        groups,
+        connectors,
+    })
+}
+
+/// Guards the cluster and plans against the live state. Changes nothing. With a reviewed plan
+/// (`--from-plan`), the plan must be for this cluster and the fresh plan must match it.
+pub async fn prepare(
+    verified: Verified,
+    kafka: &KafkaClient,
+    clients: &[ConnectClient],
+    req: &RestoreRequest,
+) -> Result<Prepared> {
+    let Verified {
+        chosen,
+        loaded,
+        groups,
+        connectors,
+    } = verified;
     if loaded.manifest.meta.cluster_id != kafka.cluster_id() && !req.allow_other_cluster {
         return Err(Error::OtherCluster {
             id: loaded.manifest.meta.id.clone(),
@@ -127,21 +165,45 @@ pub async fn prepare(
             bootstrap: kafka.bootstrap().to_string(),
         });
     }
-    let (groups, connectors) = select(&loaded.content, req)?;
-    let (view, by_name) = crate::live::read(kafka, clients, &groups, &connectors, req.by_timestamp).await?;
-    let plan = plan::build(
+    if let Some(file) = &req.reviewed {
+        if file.body.cluster_id != kafka.cluster_id() {
+            return Err(Error::OtherCluster {
+                id: format!("plan for {}", file.body.snapshot_id),
+                snapshot_cluster: file.body.cluster_id.clone(),
+                live_cluster: kafka.cluster_id().to_string(),
+                bootstrap: kafka.bootstrap().to_string(),
+            });
+        }
+    }
+    let (view, by_name) =
+        crate::live::read(kafka, clients, &groups, &connectors, req.by_timestamp).await?;
+    let mut plan = plan::build(
         &loaded.manifest.meta.id,
         &groups,
         &connectors,
         &view,
         &req.plan,
     );
+    let mut moved = Vec::new();
+    if let Some(file) = &req.reviewed {
+        let cmp = review::compare(&file.body.plan, &plan);
+        if !cmp.is_same() {
+            return Err(Error::PlanChanged {
+                changes: cmp.changes,
+            });
+        }
+        moved = cmp.moved;
+        // The reviewed targets are applied; the fresh plan shows the current values.
+        plan.snapshot_id = file.body.plan.snapshot_id.clone();
+    }
     Ok(Prepared {
+        chosen_because: chosen.because.clone(),
+        chosen,
         loaded,
-        chosen_because,
         groups,
         connectors,
         plan,
+        moved,
         connect_by_name: by_name,
     })
 }

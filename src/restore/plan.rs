@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::kafka::{TopicPartition, Watermarks};
+use crate::kafka::GroupState;
+use crate::kafka::TopicPartition;
 use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot, Member};
 
 use super::connector_plan::plan_connector;
@@ -53,6 +54,9 @@ pub enum Action {
     Skipped,
     /// The group has an offset here now that the snapshot lacks; it is left as it is.
     NotInSnapshot,
+    /// The partition's live log range could not be read, so the target cannot be checked: the
+    /// plan fails (an unknown range is never taken for a valid one).
+    RangeUnknown,
 }
 
 impl Action {
@@ -65,7 +69,10 @@ impl Action {
     pub fn fails(self) -> bool {
         matches!(
             self,
-            Action::OutOfRange | Action::TopicMissing | Action::PartitionMissing
+            Action::OutOfRange
+                | Action::TopicMissing
+                | Action::PartitionMissing
+                | Action::RangeUnknown
         )
     }
 }
@@ -102,7 +109,7 @@ pub struct PartitionPlan {
 pub struct GroupPlan {
     pub group_id: String,
     /// The group's state now.
-    pub state: String,
+    pub state: GroupState,
     pub members: Vec<Member>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connector: Option<String>,
@@ -138,11 +145,6 @@ pub struct Plan {
     pub blocked: bool,
     /// The reasons, one line each.
     pub problems: Vec<String>,
-}
-
-/// Groups that may change offsets: Empty, or Dead (no group state at all any more).
-pub fn is_inactive(state: &str) -> bool {
-    matches!(state, "Empty" | "Dead" | "")
 }
 
 fn plan_partition(
@@ -193,7 +195,15 @@ fn plan_partition(
     } else if live.by_timestamp {
         p.note = Some("no record timestamp in the snapshot: its offset is used as it is".into());
     }
-    let mut target = p.target.expect("set above");
+    let mut target = p.target.unwrap_or(target_in.offset);
+    if marks.log_start.is_none() || marks.log_end.is_none() {
+        p.action = Action::RangeUnknown;
+        p.note = Some(
+            "the partition's log range could not be read, so the target cannot be checked; run the restore again"
+                .into(),
+        );
+        return p;
+    }
     let below = marks.log_start.filter(|s| target < *s);
     let above = marks.log_end.filter(|e| target > *e);
     if let Some(bound) = below.or(above) {
@@ -265,7 +275,15 @@ pub fn build(
 
     let mut group_plans = Vec::new();
     for g in groups {
-        let lg = live.groups.get(&g.group_id).cloned().unwrap_or_default();
+        let lg = live
+            .groups
+            .get(&g.group_id)
+            .cloned()
+            .unwrap_or_else(|| LiveGroup {
+                state: GroupState::Unknown("the coordinator did not describe it".into()),
+                members: Vec::new(),
+                offsets: BTreeMap::new(),
+            });
         let mut partitions: Vec<PartitionPlan> = g
             .partitions
             .iter()
@@ -299,15 +317,17 @@ pub fn build(
             }
         }
         partitions.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
-        let state = if lg.state.is_empty() {
-            "Dead".to_string()
-        } else {
-            lg.state.clone()
-        };
+        let state = lg.state.clone();
         let owned_by_handled = g.connector.as_deref().is_some_and(|c| handled.contains(c));
-        let blocked = if is_inactive(&state) || owned_by_handled {
-            None
-        } else {
+        let blocked = match state.may_change() {
+            Ok(()) => None,
+            // Stopping a connector cannot make an unknown state known.
+            Err(why) if matches!(state, GroupState::Unknown(_)) => Some(format!(
+                "group {}: {why}; nothing can be changed until its state is known (check the cluster and run the restore again)",
+                g.group_id
+            )),
+            Err(_) if owned_by_handled => None,
+            Err(_) => {
             let who = describe_members(&lg.members);
             let in_plan = |c: &str| connector_plans.iter().any(|p| p.name == c);
             Some(match &g.connector {
@@ -327,6 +347,7 @@ pub fn build(
                     lg.members.len()
                 ),
             })
+            }
         };
         for p in partitions.iter().filter(|p| p.action.fails()) {
             problems.push(format!(

@@ -1,7 +1,8 @@
 //! Table-driven tests of the plan computation.
 
 use super::*;
-use crate::snapshot::model::PartitionOffset;
+use crate::kafka::Watermarks;
+use crate::snapshot::model::{GroupType, PartitionOffset};
 use serde_json::json;
 
 fn target(topic: &str, partition: i32, offset: i64) -> PartitionOffset {
@@ -21,9 +22,9 @@ fn target(topic: &str, partition: i32, offset: i64) -> PartitionOffset {
 fn group(id: &str, parts: Vec<PartitionOffset>) -> GroupSnapshot {
     GroupSnapshot {
         group_id: id.into(),
-        state: "Empty".into(),
+        state: GroupState::Empty,
         protocol_type: "consumer".into(),
-        group_type: "classic".into(),
+        group_type: GroupType::Classic,
         members: vec![],
         connector: None,
         partitions: parts,
@@ -46,7 +47,7 @@ fn live(state: &str, current: &[(i32, i64)]) -> LiveView {
     v.groups.insert(
         "g".into(),
         LiveGroup {
-            state: state.into(),
+            state: GroupState::from_name(state),
             members: if state == "Stable" {
                 vec![Member {
                     member_id: "m1".into(),
@@ -370,4 +371,74 @@ fn a_stopped_sink_connector_unblocks_its_active_looking_group() {
     let plan = build("id", &[g], &[connector("sink", None)], &view, &stopping);
     assert!(!plan.blocked, "{:?}", plan.problems);
     assert_eq!(plan.connectors[0].method, "group");
+}
+
+#[test]
+fn only_a_group_known_to_be_safe_may_change() {
+    // (live state, blocked?, what the reason must say)
+    let cases = [
+        (GroupState::Empty, false, ""),
+        (GroupState::Dead, false, ""),
+        (GroupState::NotFound, false, ""),
+        (GroupState::Stable, true, "is Stable"),
+        (GroupState::Reconciling, true, "is Reconciling"),
+        (
+            GroupState::Unknown("describing the group failed: timed out".into()),
+            true,
+            "state is unknown (describing the group failed: timed out)",
+        ),
+    ];
+    for (state, blocked, why) in cases {
+        let mut view = live("Empty", &[(0, 60)]);
+        view.groups.get_mut("g").unwrap().state = state.clone();
+        let plan = build(
+            "id",
+            &[group("g", vec![target("t", 0, 40)])],
+            &[],
+            &view,
+            &PlanOptions::default(),
+        );
+        assert_eq!(plan.blocked, blocked, "{state:?}");
+        let reason = plan.groups[0].blocked.clone().unwrap_or_default();
+        assert!(reason.contains(why), "{state:?}: {reason}");
+    }
+}
+
+#[test]
+fn a_group_the_coordinator_did_not_describe_is_unknown_and_blocks() {
+    let mut view = live("Empty", &[(0, 60)]);
+    view.groups.clear();
+    let plan = build(
+        "id",
+        &[group("g", vec![target("t", 0, 40)])],
+        &[],
+        &view,
+        &PlanOptions::default(),
+    );
+    assert!(plan.blocked);
+    assert!(matches!(plan.groups[0].state, GroupState::Unknown(_)));
+}
+
+#[test]
+fn an_unknown_log_range_fails_the_plan() {
+    let mut view = live("Empty", &[(0, 60)]);
+    view.watermarks.insert(
+        ("t".into(), 0),
+        Watermarks {
+            log_start: Some(10),
+            log_end: None,
+        },
+    );
+    let plan = build(
+        "id",
+        &[group("g", vec![target("t", 0, 40)])],
+        &[],
+        &view,
+        &PlanOptions {
+            on_out_of_range: OutOfRange::Clamp,
+            ..Default::default()
+        },
+    );
+    assert_eq!(plan.groups[0].partitions[0].action, Action::RangeUnknown);
+    assert!(!plan.applicable);
 }

@@ -15,7 +15,7 @@ use super::model::{
 use super::redact::redact_config;
 use crate::connect::{sink_group_id, ConnectClient, ConnectorInfo, ConnectorStatus, OffsetsAnswer};
 use crate::error::{Error, Result};
-use crate::kafka::{GroupDescription, KafkaClient, TopicPartition};
+use crate::kafka::{GroupDescription, GroupState, GroupType, KafkaClient, TopicPartition};
 
 /// How many connector offset requests run at once.
 const CONNECT_CONCURRENCY: usize = 8;
@@ -27,6 +27,11 @@ pub struct CaptureOptions {
     pub tags: BTreeMap<String, String>,
     pub format: Format,
     pub include_secrets: bool,
+    /// Write the snapshot marked partial, with the reasons, when some part cannot be read
+    /// (instead of failing).
+    pub allow_partial: bool,
+    /// A selection that matches nothing writes an empty snapshot instead of failing.
+    pub allow_empty: bool,
     /// Why the snapshot is taken.
     pub kind: SnapshotKind,
     /// For an undo snapshot: the snapshot the restore restores.
@@ -41,6 +46,34 @@ pub struct Captured {
     pub content: SnapshotContent,
     /// Notes for the user (missing groups with `--allow-missing`, connectors without offsets).
     pub warnings: Vec<String>,
+}
+
+/// Collects the parts that could not be read: each one fails the capture at once, unless
+/// partial snapshots are allowed, when it is recorded as a reason instead.
+struct Gaps {
+    allow: bool,
+    reasons: Vec<String>,
+}
+
+impl Gaps {
+    fn add(&mut self, reason: String, error: Error) -> Result<()> {
+        if self.allow {
+            tracing::warn!("partial snapshot: {reason}");
+            self.reasons.push(reason);
+            Ok(())
+        } else {
+            Err(error)
+        }
+    }
+}
+
+/// The message for a part that could not be read, with the way out.
+fn unreadable(what: String, error: &Error) -> Error {
+    Error::Incomplete {
+        part: what,
+        detail: error.to_string(),
+        exit_code: error.exit_code(),
+    }
 }
 
 /// Checks a selection before any I/O.
@@ -120,10 +153,13 @@ async fn find_connectors(
     Ok(found)
 }
 
+/// Reads one connector. The second value is set when its offsets could not be read: an error
+/// answer, or a worker without the offsets endpoint for a source connector (whose offsets live
+/// nowhere else). A sink connector's offsets are its group's, captured with the groups.
 async fn snapshot_connector(
     found: FoundConnector,
     include_secrets: bool,
-) -> Result<ConnectorSnapshot> {
+) -> (ConnectorSnapshot, Option<Error>) {
     let FoundConnector {
         client,
         info,
@@ -141,11 +177,23 @@ async fn snapshot_connector(
     } else {
         redact_config(&mut config)
     };
-    let (offsets, offsets_unavailable) = match client.offsets(&info.name).await? {
-        OffsetsAnswer::Offsets(o) => (Some(o), None),
-        OffsetsAnswer::Unsupported(why) => (None, Some(why)),
+    let (offsets, offsets_unavailable, gap) = match client.offsets(&info.name).await {
+        Ok(OffsetsAnswer::Offsets(o)) => (Some(o), None, None),
+        Ok(OffsetsAnswer::Unsupported(why)) if connector_type == "sink" => (None, Some(why), None),
+        Ok(OffsetsAnswer::Unsupported(why)) => {
+            let gap = Error::Incomplete {
+                part: format!("the offsets of source connector {}", info.name),
+                detail: why.clone(),
+                exit_code: crate::error::exit::UNREACHABLE,
+            };
+            (None, Some(why), Some(gap))
+        }
+        Err(e) => {
+            let gap = unreadable(format!("the offsets of connector {}", info.name), &e);
+            (None, Some(e.to_string()), Some(gap))
+        }
     };
-    Ok(ConnectorSnapshot {
+    let snapshot = ConnectorSnapshot {
         name: info.name,
         connect_url: client.url().to_string(),
         connector_type,
@@ -164,7 +212,8 @@ async fn snapshot_connector(
             .collect(),
         offsets,
         offsets_unavailable,
-    })
+    };
+    (snapshot, gap)
 }
 
 /// Connect workers must belong to the Kafka cluster we read groups from.
@@ -229,26 +278,43 @@ pub async fn capture(
         check_connect_clusters(kafka, connect).await?;
     }
     let found = find_connectors(selection, connect, &mut warnings).await?;
+    let mut gaps = Gaps {
+        allow: opts.allow_partial,
+        reasons: Vec::new(),
+    };
     let include_secrets = opts.include_secrets;
-    let mut connectors: Vec<ConnectorSnapshot> = stream::iter(found)
+    let read: Vec<(ConnectorSnapshot, Option<Error>)> = stream::iter(found)
         .map(|f| snapshot_connector(f, include_secrets))
         .buffer_unordered(CONNECT_CONCURRENCY)
-        .try_collect()
-        .await?;
-    for c in &connectors {
-        if let Some(why) = &c.offsets_unavailable {
-            warnings.push(format!("connector {}: offsets not captured: {why}", c.name));
+        .collect()
+        .await;
+    let mut connectors = Vec::new();
+    for (c, gap) in read {
+        match gap {
+            Some(e) => gaps.add(
+                format!("connector {}: offsets not captured: {e}", c.name),
+                e,
+            )?,
+            None => {
+                if let Some(why) = &c.offsets_unavailable {
+                    warnings.push(format!("connector {}: offsets not captured: {why}", c.name));
+                }
+            }
         }
+        connectors.push(c);
     }
     connectors.sort_by(|a, b| a.name.cmp(&b.name));
 
     let wanted = select_groups(kafka, selection, pattern.as_ref(), &connectors).await?;
     let ids: Vec<String> = wanted.keys().cloned().collect();
-    let (described, offsets, (brokers, _topics)) = futures::try_join!(
+    let (described, mut offsets, metadata) = futures::join!(
         kafka.describe_groups(ids.clone()),
-        kafka.group_offsets(ids.clone()),
+        kafka.group_offsets_each(ids.clone()),
         kafka.metadata()
-    )?;
+    );
+    let described = described?;
+    let brokers = metadata?.0;
+    crate::failpoint::hit("snapshot-after-describe");
     let described: BTreeMap<String, GroupDescription> = described
         .into_iter()
         .map(|d| (d.group_id.clone(), d))
@@ -257,11 +323,26 @@ pub async fn capture(
     let topic_filter: BTreeSet<&str> = selection.topics.iter().map(String::as_str).collect();
     let mut groups = Vec::new();
     for (group_id, connector) in &wanted {
-        let committed = offsets.get(group_id).cloned().unwrap_or_default();
+        let committed = match offsets.remove(group_id) {
+            Some(Ok(c)) => c,
+            Some(Err(e)) => {
+                let part = format!("the committed offsets of group {group_id}");
+                gaps.add(format!("{part}: {e}"), unreadable(part.clone(), &e))?;
+                continue;
+            }
+            None => Vec::new(),
+        };
         let desc = described.get(group_id);
-        let exists =
-            !committed.is_empty() || desc.is_some_and(|d| d.error.is_none() && d.state != "Dead");
-        if !exists {
+        let state = desc
+            .map(|d| d.state.clone())
+            .unwrap_or_else(|| GroupState::Unknown("the coordinator did not describe it".into()));
+        if let GroupState::Unknown(why) = &state {
+            let part = format!("the state of group {group_id}");
+            let e = Error::kafka("DescribeConsumerGroups", format!("group {group_id}: {why}"));
+            gaps.add(format!("{part}: {why}"), unreadable(part.clone(), &e))?;
+        }
+        let exists = !committed.is_empty() || state.is_known_live();
+        if !exists && !matches!(state, GroupState::Unknown(_)) {
             let named = selection.groups.contains(group_id);
             if named && !selection.allow_missing {
                 return Err(Error::NotFound {
@@ -281,14 +362,6 @@ pub async fn capture(
                 "group {group_id} of connector {} has no committed offsets yet",
                 connector.as_deref().unwrap_or_default()
             ));
-        }
-        if let Some(err) = desc.and_then(|d| d.error.as_ref()) {
-            if exists {
-                return Err(Error::kafka(
-                    "DescribeConsumerGroups",
-                    format!("group {group_id}: {err}"),
-                ));
-            }
         }
         let had_offsets = !committed.is_empty();
         let partitions: Vec<PartitionOffset> = committed
@@ -314,16 +387,12 @@ pub async fn capture(
         }
         groups.push(GroupSnapshot {
             group_id: group_id.clone(),
-            state: desc
-                .map(|d| d.state.clone())
-                .unwrap_or_else(|| "Unknown".into()),
+            state,
             protocol_type: match desc {
                 Some(d) if d.is_simple => String::new(),
                 _ => "consumer".into(),
             },
-            group_type: desc
-                .map(|d| d.group_type.clone())
-                .unwrap_or_else(|| "unknown".into()),
+            group_type: desc.map(|d| d.group_type).unwrap_or(GroupType::Unknown),
             members: desc
                 .map(|d| {
                     d.members
@@ -340,8 +409,22 @@ pub async fn capture(
             partitions,
         });
     }
+    if groups.is_empty() && connectors.is_empty() && !opts.allow_empty {
+        return Err(Error::usage(format!(
+            "the selection matched no group and no connector on {}{}; check the names and patterns, or pass --allow-empty to store an empty snapshot (e.g. for a periodic job on a cluster that has no groups yet)",
+            kafka.bootstrap(),
+            if warnings.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", warnings.join("; "))
+            }
+        )));
+    }
 
-    fill_partition_state(kafka, &mut groups, selection.with_timestamps).await?;
+    for gap in fill_partition_state(kafka, &mut groups, selection.with_timestamps).await? {
+        let e = unreadable(gap.clone(), &Error::kafka("ListOffsets", "no answer"));
+        gaps.add(gap, e)?;
+    }
 
     let mut content = SnapshotContent { groups, connectors };
     content.normalize();
@@ -356,7 +439,7 @@ pub async fn capture(
         tags: opts.tags.clone(),
         kind: opts.kind,
         undo_of: opts.undo_of.clone(),
-        partial: Vec::new(),
+        partial: gaps.reasons,
     };
     let mut manifest = Manifest {
         format_version: FORMAT_VERSION.into(),
@@ -382,16 +465,23 @@ pub async fn capture(
 }
 
 /// Adds log-start/log-end offsets and lag (and last-record timestamps) to every partition.
+/// Returns the parts that could not be read: partitions whose log range is unknown, and (with
+/// timestamps) records that could not be read in time.
 async fn fill_partition_state(
     kafka: &KafkaClient,
     groups: &mut [GroupSnapshot],
     with_timestamps: bool,
-) -> Result<()> {
+) -> Result<Vec<String>> {
     let partitions: BTreeSet<TopicPartition> = groups
         .iter()
         .flat_map(|g| g.partitions.iter().map(|p| (p.topic.clone(), p.partition)))
         .collect();
     let marks = kafka.watermarks(&partitions).await?;
+    let mut gaps: Vec<String> = marks
+        .iter()
+        .filter(|(_, w)| w.log_start.is_none() || w.log_end.is_none())
+        .map(|((t, p), _)| format!("the log range of {t}[{p}]"))
+        .collect();
     for p in groups.iter_mut().flat_map(|g| g.partitions.iter_mut()) {
         if let Some(w) = marks.get(&(p.topic.clone(), p.partition)) {
             p.log_start_offset = w.log_start;
@@ -400,7 +490,7 @@ async fn fill_partition_state(
         }
     }
     if !with_timestamps {
-        return Ok(());
+        return Ok(gaps);
     }
     // The record before the committed offset must still be in the log to have a timestamp.
     let positions: BTreeSet<(TopicPartition, i64)> = groups
@@ -412,13 +502,18 @@ async fn fill_partition_state(
         })
         .map(|p| ((p.topic.clone(), p.partition), p.offset))
         .collect();
-    let stamps = kafka
+    let (stamps, unread) = kafka
         .last_record_timestamps(positions.into_iter().collect())
         .await?;
+    gaps.extend(
+        unread
+            .into_iter()
+            .map(|u| format!("the last-record timestamp of {u}")),
+    );
     for p in groups.iter_mut().flat_map(|g| g.partitions.iter_mut()) {
         p.last_record_timestamp = stamps
             .get(&((p.topic.clone(), p.partition), p.offset))
             .and_then(|ms| DateTime::<Utc>::from_timestamp_millis(*ms));
     }
-    Ok(())
+    Ok(gaps)
 }

@@ -231,7 +231,12 @@ mod tests {
             (manifest(Snapshot, false, &["g", "other"]), &plain, true),
         ];
         for (i, (m, e, want)) in cases.iter().enumerate() {
-            assert_eq!(e.accepts(m), *want, "case {i}: {:?} with {e:?}", m.meta.kind);
+            assert_eq!(
+                e.accepts(m),
+                *want,
+                "case {i}: {:?} with {e:?}",
+                m.meta.kind
+            );
         }
     }
 

@@ -68,7 +68,7 @@ impl Summary {
     pub fn of(content: &SnapshotContent) -> Self {
         let mut group_states = BTreeMap::new();
         for g in &content.groups {
-            *group_states.entry(g.state.clone()).or_insert(0) += 1;
+            *group_states.entry(g.state.to_string()).or_insert(0) += 1;
         }
         Summary {
             groups: content.groups.len(),
@@ -292,10 +292,40 @@ mod tests {
         assert_eq!(back, m);
         let text = String::from_utf8(m.to_bytes())
             .unwrap()
-            .replace("\"format_version\": \"1.0\"", "\"format_version\": \"2.0\"");
+            .replace("\"format_version\": \"1.1\"", "\"format_version\": \"2.0\"");
         let err = Manifest::from_bytes("m", text.as_bytes()).unwrap_err();
         assert!(matches!(err, Error::UnsupportedFormat { .. }), "{err}");
         check_format_version("x", "1.7").unwrap();
+    }
+
+    #[test]
+    fn a_snapshot_kind_manifest_serializes_as_format_1_0_did() {
+        // Format 1.0 had no kind, undo_of or partial; leaving them out when they hold their
+        // defaults keeps the sealed bytes, and so the ids, of 1.0 snapshots the same.
+        let mut m = manifest();
+        m.format_version = "1.0".into();
+        m.assign_id();
+        let text = String::from_utf8(m.to_bytes()).unwrap();
+        for absent in ["\"kind\"", "\"undo_of\"", "\"partial\""] {
+            assert!(!text.contains(absent), "{absent} in {text}");
+        }
+        let back = Manifest::from_bytes("m", text.as_bytes()).unwrap();
+        assert_eq!(back.meta.kind, crate::snapshot::SnapshotKind::Snapshot);
+        assert_eq!(back.expected_id(), m.meta.id);
+        // An undo snapshot names its kind and source, and both are sealed into the id.
+        let mut undo = manifest();
+        undo.meta.kind = crate::snapshot::SnapshotKind::Undo;
+        undo.meta.undo_of = Some("X".into());
+        undo.assign_id();
+        let text = String::from_utf8(undo.to_bytes()).unwrap();
+        assert!(text.contains("\"kind\": \"undo\""), "{text}");
+        let mut forged = Manifest::from_bytes("m", text.as_bytes()).unwrap();
+        forged.meta.kind = crate::snapshot::SnapshotKind::Snapshot;
+        assert_ne!(
+            forged.expected_id(),
+            undo.meta.id,
+            "changing the kind changes the id"
+        );
     }
 
     #[test]

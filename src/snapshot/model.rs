@@ -6,6 +6,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::kafka::group::{GroupState, GroupType};
+
 /// Version of the snapshot file formats (`MAJOR.MINOR`). A reader accepts any minor version of
 /// the major version it knows: minor versions only add optional fields.
 pub const FORMAT_VERSION: &str = "1.1";
@@ -94,12 +96,12 @@ pub struct Member {
 pub struct GroupSnapshot {
     pub group_id: String,
     /// Coordinator state at capture time: Empty, Stable, PreparingRebalance, Dead, ...
-    pub state: String,
+    pub state: GroupState,
     /// `consumer` for groups whose members use the consumer protocol, empty for "simple" groups
     /// that only ever committed offsets.
     pub protocol_type: String,
     /// `classic` or `consumer` (KIP-848).
-    pub group_type: String,
+    pub group_type: GroupType,
     #[serde(default)]
     pub members: Vec<Member>,
     /// The connector this group belongs to, when it was selected through a connector.

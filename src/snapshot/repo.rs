@@ -82,6 +82,7 @@ pub async fn write(
         )));
     }
     manifest.files = entries;
+    crate::failpoint::hit("snapshot-before-manifest");
     store
         .put_new(
             &format!("{folder}/{MANIFEST_FILE}"),

@@ -1,7 +1,7 @@
 //! The store: an `object_store` backend picked by URL, with create-only writes.
 //!
-//! A store URL is a local path or `file://` URL, `s3://bucket/prefix`, or any other scheme
-//! `object_store` parses (`gs://`, `az://`, `http(s)://`). Credentials and endpoints come from the
+//! A store URL is a local path or `file://` URL, or `s3://bucket/prefix` (`s3a://` too); any
+//! other scheme is a usage error that lists these. Credentials and endpoints come from the
 //! usual environment (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`,
 //! `AWS_ENDPOINT_URL`, ...). Local files are fsynced and made readable by their owner only.
 
@@ -22,6 +22,10 @@ use object_store::{
 use crate::error::{Error, Result};
 
 mod delete;
+
+/// The store URLs this build accepts, for error messages.
+pub const ACCEPTED_STORES: &str =
+    "accepted: a directory path, file:///path, or s3://bucket/prefix (s3a:// too; endpoint and credentials from AWS_*)";
 
 /// An object in the store, relative to the store's root.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,11 +94,8 @@ impl Store {
                 local_root: Some(root),
             });
         }
-        let parsed = url::Url::parse(url).map_err(|e| {
-            Error::usage(format!(
-                "--store {url}: {e}; expected a directory, file:///path or s3://bucket/prefix"
-            ))
-        })?;
+        let parsed = url::Url::parse(url)
+            .map_err(|e| Error::usage(format!("--store {url}: {e}; {ACCEPTED_STORES}")))?;
         let retry = RetryConfig {
             max_retries: 3,
             retry_timeout: timeout,
@@ -102,7 +103,13 @@ impl Store {
         };
         let timeout_text = format!("{}ms", timeout.as_millis());
         let prefix = Path::from(parsed.path().trim_matches('/'));
-        let inner: Arc<dyn ObjectStore> = if parsed.scheme() == "s3" {
+        if !matches!(parsed.scheme(), "s3" | "s3a") {
+            return Err(Error::usage(format!(
+                "--store {url}: unsupported scheme `{}`; {ACCEPTED_STORES}",
+                parsed.scheme()
+            )));
+        }
+        let inner: Arc<dyn ObjectStore> = {
             // Timeouts as config keys: `with_client_options` would drop what from_env read.
             let mut builder = AmazonS3Builder::from_env()
                 .with_bucket_name(parsed.host_str().unwrap_or_default())
@@ -130,22 +137,6 @@ impl Store {
             }
             let s3 = builder.build().map_err(|e| Error::store(url, e))?;
             Arc::new(PrefixStore::new(s3, prefix))
-        } else {
-            let env: Vec<(String, String)> = std::env::vars()
-                .filter(|(k, _)| {
-                    ["AWS_", "GOOGLE_", "AZURE_"]
-                        .iter()
-                        .any(|p| k.starts_with(p))
-                })
-                .map(|(k, v)| (k.to_ascii_lowercase(), v))
-                .chain([
-                    ("timeout".to_string(), timeout_text.clone()),
-                    ("connect_timeout".to_string(), timeout_text.clone()),
-                ])
-                .collect();
-            let (store, path) =
-                object_store::parse_url_opts(&parsed, env).map_err(|e| Error::store(url, e))?;
-            Arc::new(PrefixStore::new(store, path))
         };
         Ok(Store {
             url: url.to_string(),
@@ -165,7 +156,18 @@ impl Store {
                 name: format!("{key} in {}", self.url),
                 hint: String::new(),
             },
-            other => Error::store(&self.url, format!("{key}: {other}")),
+            e @ (object_store::Error::Unauthenticated { .. }
+            | object_store::Error::PermissionDenied { .. }) => Error::AccessDenied {
+                service: "the store",
+                resource: format!("{key} in {}", self.url),
+                detail: e.to_string(),
+                advice: "Check the credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN) and the bucket policy",
+            },
+            other => Error::Store {
+                url: self.url.clone(),
+                detail: format!("{key}: {other}"),
+                source: Some(other),
+            },
         }
     }
 

@@ -8,12 +8,13 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::ov::{local_store, ov, snapshot};
-use crate::util::{self, unique_name, Take};
+use crate::support::kafka::{self, Take};
+use crate::support::ov::{self, local_store, ov, snapshot};
+use crate::support::{connect, env, kcg, unique_name};
 
 /// Committed offsets of `group` on `topic`, from `kafka-consumer-groups --describe`.
 async fn reference(group: &str, topic: &str) -> BTreeMap<i32, i64> {
-    util::kcg_describe(group)
+    kcg::kcg_describe(group)
         .await
         .into_iter()
         .filter(|r| r.topic == topic)
@@ -25,9 +26,9 @@ async fn reference(group: &str, topic: &str) -> BTreeMap<i32, i64> {
 /// records of partition p.
 async fn group_on_topic(prefix: &str, first: &[usize]) -> (String, String) {
     let topic = unique_name(prefix);
-    util::create_topic(&topic, first.len() as i32).await;
+    kafka::create_topic(&topic, first.len() as i32).await;
     for p in 0..first.len() as i32 {
-        util::produce(&topic, p, 20).await;
+        kafka::produce(&topic, p, 20).await;
     }
     let group = unique_name(&format!("{prefix}-g"));
     let take: Vec<(i32, usize)> = first
@@ -35,7 +36,7 @@ async fn group_on_topic(prefix: &str, first: &[usize]) -> (String, String) {
         .enumerate()
         .map(|(p, n)| (p as i32, *n))
         .collect();
-    util::consume_and_commit(&group, &topic, Take::per_partition(&take)).await;
+    kafka::consume_and_commit(&group, &topic, Take::per_partition(&take)).await;
     (topic, group)
 }
 
@@ -50,7 +51,7 @@ async fn reset(group: &str, scope: &str, how: &[&str]) {
         "--execute",
     ];
     args.extend_from_slice(how);
-    let out = util::kcg(&args).await;
+    let out = kcg::kcg(&args).await;
     assert!(
         out.success && !out.stdout.contains("Error"),
         "kafka-consumer-groups {args:?}:\n{}\n{}",
@@ -65,7 +66,7 @@ fn partitions(diff: &Value) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn diff_shows_exactly_the_moved_partitions_and_live_matches_after_a_restore() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
     let (topic, group) = group_on_topic("ov-diff", &[5, 5, 5]).await;
@@ -185,12 +186,12 @@ async fn diff_shows_exactly_the_moved_partitions_and_live_matches_after_a_restor
 
 #[tokio::test(flavor = "multi_thread")]
 async fn exported_csv_applied_by_kafka_consumer_groups_gives_the_snapshot_offsets() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
     let (topic, g1) = group_on_topic("ov-export", &[3, 5, 7]).await;
     let g2 = unique_name("ov-export-g2");
-    util::consume_and_commit(&g2, &topic, Take::per_partition(&[(0, 11), (2, 13)])).await;
+    kafka::consume_and_commit(&g2, &topic, Take::per_partition(&[(0, 11), (2, 13)])).await;
     let (dir, store) = local_store();
     let id = snapshot(&store, &["--group", &g1, "--group", &g2]).await;
     reset(&g1, &topic, &["--to-latest"]).await;
@@ -213,7 +214,7 @@ async fn exported_csv_applied_by_kafka_consumer_groups_gives_the_snapshot_offset
     .ok();
     let text = std::fs::read_to_string(&one).unwrap();
     assert_eq!(text, format!("{topic},0,3\n{topic},1,5\n{topic},2,7\n"));
-    let applied = util::kcg(&[
+    let applied = kcg::kcg(&[
         "--group",
         &g1,
         "--reset-offsets",
@@ -235,7 +236,7 @@ async fn exported_csv_applied_by_kafka_consumer_groups_gives_the_snapshot_offset
     assert!(both.lines().all(|l| l.split(',').count() == 4), "{both}");
     let path = dir.path().join("both.csv");
     std::fs::write(&path, &both).unwrap();
-    let applied = util::kcg(&[
+    let applied = kcg::kcg(&[
         "--group",
         &g1,
         "--group",
@@ -263,12 +264,12 @@ async fn exported_csv_applied_by_kafka_consumer_groups_gives_the_snapshot_offset
 
 #[tokio::test(flavor = "multi_thread")]
 async fn csv_exported_by_kafka_consumer_groups_imports_and_restores_to_its_offsets() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
     let (topic, group) = group_on_topic("ov-import", &[4, 9]).await;
     let (dir, store) = local_store();
-    let exported = util::kcg(&[
+    let exported = kcg::kcg(&[
         "--group",
         &group,
         "--topic",
@@ -320,7 +321,7 @@ async fn csv_exported_by_kafka_consumer_groups_imports_and_restores_to_its_offse
     let id = out["id"].as_str().unwrap().to_string();
     assert_eq!(out["kind"], "import");
     ov(&store, &["verify", &id]).await.ok();
-    let shown = crate::ov::show(&store, &id).await;
+    let shown = ov::show(&store, &id).await;
     assert_eq!(shown["manifest"]["kind"], "import");
     assert_eq!(shown["manifest"]["tags"]["source"], "kcg");
     let parts = shown["groups"][0]["partitions"].as_array().unwrap();
@@ -363,29 +364,29 @@ fn config_keys(c: &Value) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn diff_shows_connector_config_changes_without_printing_secrets() {
-    if !util::require_kafka() || !util::require_connect() {
+    if !env::require_kafka() || !env::require_connect() {
         return;
     }
     let topic = unique_name("ov-diff-conn");
-    util::create_topic(&topic, 1).await;
+    kafka::create_topic(&topic, 1).await;
     let name = unique_name("ov-diff-sink");
-    let cleanup = util::ConnectorCleanup::new(&name);
+    let cleanup = connect::ConnectorCleanup::new(&name);
     let (dir, store) = local_store();
-    let mut config = util::file_sink(&topic, &dir.path().join("out.txt"));
+    let mut config = connect::file_sink(&topic, &dir.path().join("out.txt"));
     config["db.password"] = "first-secret-value".into();
-    util::create_connector(&name, config.clone()).await;
-    util::wait_connector_running(&name, Duration::from_secs(60)).await;
+    connect::create_connector(&name, config.clone()).await;
+    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
     let put = |config: Value| {
         let name = name.clone();
         async move {
-            let (status, body) = util::connect_request(
+            let (status, body) = connect::connect_request(
                 reqwest::Method::PUT,
                 &format!("/connectors/{name}/config"),
                 Some(&config),
             )
             .await;
             assert!(status.is_success(), "{status}: {body}");
-            util::wait_connector_running(&name, Duration::from_secs(60)).await;
+            connect::wait_connector_running(&name, Duration::from_secs(60)).await;
         }
     };
 

@@ -3,33 +3,16 @@
 //! fail, the other integration tests cannot be trusted either.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures::TryStreamExt;
 use object_store::path::Path as StorePath;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use serde_json::Value;
 
-use crate::util::{self, Take};
-
-/// Polls `check` until it returns `Some`, or panics with `what` after `timeout`.
-async fn eventually<T, F, Fut>(what: &str, timeout: Duration, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {timeout:?}: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-}
+use crate::support::kafka::Take;
+use crate::support::poll::eventually;
+use crate::support::{self, connect, env, kafka, kcg, s3};
 
 fn offsets(pairs: &[(i32, i64)]) -> BTreeMap<i32, i64> {
     pairs.iter().copied().collect()
@@ -37,16 +20,16 @@ fn offsets(pairs: &[(i32, i64)]) -> BTreeMap<i32, i64> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn committed_offsets_agree_with_kafka_consumer_groups() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
-    let topic = util::unique_name("ov-env-offsets");
-    util::create_topic(&topic, 3).await;
+    let topic = support::unique_name("ov-env-offsets");
+    kafka::create_topic(&topic, 3).await;
 
     // Different counts per partition, so a mix-up between partitions cannot go unnoticed.
     let produced = [(0, 7usize), (1, 3), (2, 12)];
     for (partition, n) in produced {
-        let delivered = util::produce(&topic, partition, n).await;
+        let delivered = kafka::produce(&topic, partition, n).await;
         let got: Vec<(i32, i64, String)> = delivered
             .into_iter()
             .map(|d| (d.partition, d.offset, d.value))
@@ -56,20 +39,20 @@ async fn committed_offsets_agree_with_kafka_consumer_groups() {
                 (
                     partition,
                     i as i64,
-                    util::record_value(&topic, partition, i),
+                    kafka::record_value(&topic, partition, i),
                 )
             })
             .collect();
         assert_eq!(got, want, "deliveries to partition {partition}");
     }
-    let marks = util::watermarks(&topic).await;
+    let marks = kafka::watermarks(&topic).await;
     assert_eq!(
         marks,
         BTreeMap::from([(0, (0, 7)), (1, (0, 3)), (2, (0, 12))])
     );
 
-    let group = util::unique_name("ov-env-offsets-group");
-    let committed = util::consume_and_commit(
+    let group = support::unique_name("ov-env-offsets-group");
+    let committed = kafka::consume_and_commit(
         &group,
         &topic,
         Take::per_partition(&[(0, 5), (1, 3), (2, 9)]),
@@ -79,10 +62,10 @@ async fn committed_offsets_agree_with_kafka_consumer_groups() {
     assert_eq!(committed, expected, "what the consumer committed");
 
     // Read back through the Kafka protocol ...
-    assert_eq!(util::committed_offsets(&group, &topic).await, expected);
+    assert_eq!(kafka::committed_offsets(&group, &topic).await, expected);
 
     // ... and through Apache Kafka's own tool.
-    let rows = util::kcg_describe(&group).await;
+    let rows = kcg::kcg_describe(&group).await;
     assert_eq!(rows.len(), 3, "kafka-consumer-groups rows: {rows:?}");
     for row in &rows {
         assert_eq!(row.group, group);
@@ -102,33 +85,30 @@ async fn committed_offsets_agree_with_kafka_consumer_groups() {
         .map(|r| (r.partition, r.current_offset.expect("committed offset")))
         .collect();
     assert_eq!(from_tool, expected);
-    assert_eq!(
-        util::kcg_group_state(&group).await.as_deref(),
-        Some("Empty")
-    );
+    assert_eq!(kcg::kcg_group_state(&group).await.as_deref(), Some("Empty"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn active_consumer_keeps_group_stable_until_dropped() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
-    let topic = util::unique_name("ov-env-active");
-    util::create_topic(&topic, 2).await;
-    util::produce(&topic, 0, 4).await;
-    util::produce(&topic, 1, 6).await;
+    let topic = support::unique_name("ov-env-active");
+    kafka::create_topic(&topic, 2).await;
+    kafka::produce(&topic, 0, 4).await;
+    kafka::produce(&topic, 1, 6).await;
 
-    let group = util::unique_name("ov-env-active-group");
+    let group = support::unique_name("ov-env-active-group");
     let member =
-        util::ActiveConsumer::start(&group, &topic, Take::per_partition(&[(0, 2), (1, 5)])).await;
+        kafka::ActiveConsumer::start(&group, &topic, Take::per_partition(&[(0, 2), (1, 5)])).await;
     let expected = offsets(&[(0, 2), (1, 5)]);
     assert_eq!(member.committed(), &expected);
 
     assert_eq!(
-        util::kcg_group_state(&group).await.as_deref(),
+        kcg::kcg_group_state(&group).await.as_deref(),
         Some("Stable")
     );
-    let rows = util::kcg_describe(&group).await;
+    let rows = kcg::kcg_describe(&group).await;
     assert_eq!(rows.len(), 2, "{rows:?}");
     for row in &rows {
         assert_eq!(
@@ -138,7 +118,7 @@ async fn active_consumer_keeps_group_stable_until_dropped() {
         );
         assert!(row.consumer_id.is_some(), "an active member owns {row:?}");
     }
-    assert_eq!(util::committed_offsets(&group, &topic).await, expected);
+    assert_eq!(kafka::committed_offsets(&group, &topic).await, expected);
 
     drop(member);
     let group_for_check = group.clone();
@@ -148,26 +128,26 @@ async fn active_consumer_keeps_group_stable_until_dropped() {
         || {
             let group = group_for_check.clone();
             async move {
-                (util::kcg_group_state(&group).await.as_deref() == Some("Empty")).then_some(())
+                (kcg::kcg_group_state(&group).await.as_deref() == Some("Empty")).then_some(())
             }
         },
     )
     .await;
     // Leaving the group does not touch its committed offsets.
-    assert_eq!(util::committed_offsets(&group, &topic).await, expected);
+    assert_eq!(kafka::committed_offsets(&group, &topic).await, expected);
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn file_sink_connector_commits_offsets_for_its_group() {
-    if !util::require_kafka() || !util::require_connect() {
+    if !env::require_kafka() || !env::require_connect() {
         return;
     }
-    let topic = util::unique_name("ov-env-sink");
-    util::create_topic(&topic, 2).await;
+    let topic = support::unique_name("ov-env-sink");
+    kafka::create_topic(&topic, 2).await;
     let mut values = Vec::new();
     for (partition, n) in [(0, 6usize), (1, 4)] {
         values.extend(
-            util::produce(&topic, partition, n)
+            kafka::produce(&topic, partition, n)
                 .await
                 .into_iter()
                 .map(|d| d.value),
@@ -176,10 +156,10 @@ async fn file_sink_connector_commits_offsets_for_its_group() {
 
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join("sink.txt");
-    let name = util::unique_name("ov-env-sink-connector");
-    let cleanup = util::ConnectorCleanup::new(&name);
-    util::create_connector(&name, util::file_sink(&topic, &out)).await;
-    util::wait_connector_running(&name, Duration::from_secs(60)).await;
+    let name = support::unique_name("ov-env-sink-connector");
+    let cleanup = connect::ConnectorCleanup::new(&name);
+    connect::create_connector(&name, connect::file_sink(&topic, &out)).await;
+    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
 
     // A sink connector's consumer group is connect-<name>; the worker commits its offsets every
     // offset.flush.interval.ms.
@@ -190,12 +170,12 @@ async fn file_sink_connector_commits_offsets_for_its_group() {
         "the sink connector's group to commit every record",
         Duration::from_secs(60),
         || async move {
-            (util::committed_offsets(group_ref, topic_ref).await == *expected_ref).then_some(())
+            (kafka::committed_offsets(group_ref, topic_ref).await == *expected_ref).then_some(())
         },
     )
     .await;
 
-    let rows = util::kcg_describe(&group).await;
+    let rows = kcg::kcg_describe(&group).await;
     let from_tool: BTreeMap<i32, Option<i64>> = rows
         .iter()
         .map(|r| (r.partition, r.current_offset))
@@ -207,7 +187,7 @@ async fn file_sink_connector_commits_offsets_for_its_group() {
     );
 
     // The Connect REST API reports the same offsets, in the sink format.
-    let reported = util::connector_offsets(&name).await;
+    let reported = connect::connector_offsets(&name).await;
     let mut from_rest = BTreeMap::new();
     for entry in reported["offsets"].as_array().expect("offsets array") {
         assert_eq!(
@@ -243,16 +223,16 @@ async fn file_sink_connector_commits_offsets_for_its_group() {
     assert_eq!(lines, values);
 
     cleanup.delete().await;
-    assert!(util::connector_status(&name).await.is_none());
+    assert!(connect::connector_status(&name).await.is_none());
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn file_source_connector_offsets_are_reported_by_rest_api() {
-    if !util::require_kafka() || !util::require_connect() {
+    if !env::require_kafka() || !env::require_connect() {
         return;
     }
-    let topic = util::unique_name("ov-env-source");
-    util::create_topic(&topic, 1).await;
+    let topic = support::unique_name("ov-env-source");
+    kafka::create_topic(&topic, 1).await;
 
     let dir = tempfile::tempdir().expect("temp dir");
     let input = dir.path().join("source.txt");
@@ -261,10 +241,10 @@ async fn file_source_connector_offsets_are_reported_by_rest_api() {
     std::fs::write(&input, &text).expect("write the source file");
     let input_name = input.to_str().expect("UTF-8 path").to_string();
 
-    let name = util::unique_name("ov-env-source-connector");
-    let cleanup = util::ConnectorCleanup::new(&name);
-    util::create_connector(&name, util::file_source(&input, &topic)).await;
-    util::wait_connector_running(&name, Duration::from_secs(60)).await;
+    let name = support::unique_name("ov-env-source-connector");
+    let cleanup = connect::ConnectorCleanup::new(&name);
+    connect::create_connector(&name, connect::file_source(&input, &topic)).await;
+    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
 
     // FileStreamSource offsets: partition {"filename": <path>}, offset {"position": <byte offset
     // after the last line read>}.
@@ -274,7 +254,7 @@ async fn file_source_connector_offsets_are_reported_by_rest_api() {
         "the source connector to report its position at the end of the file",
         Duration::from_secs(60),
         || async move {
-            let reported = util::connector_offsets(name_ref).await;
+            let reported = connect::connector_offsets(name_ref).await;
             reported["offsets"]
                 .as_array()
                 .and_then(|entries| {
@@ -295,7 +275,7 @@ async fn file_source_connector_offsets_are_reported_by_rest_api() {
         })
     );
 
-    let records = util::read_records(&topic, lines.len(), Duration::from_secs(30)).await;
+    let records = kafka::read_records(&topic, lines.len(), Duration::from_secs(30)).await;
     let values: Vec<String> = records
         .iter()
         .map(|r| r.value.clone().expect("record value"))
@@ -305,16 +285,16 @@ async fn file_source_connector_offsets_are_reported_by_rest_api() {
     assert_eq!(positions, (0..lines.len() as i64).collect::<Vec<_>>());
 
     cleanup.delete().await;
-    assert!(util::connector_status(&name).await.is_none());
+    assert!(connect::connector_status(&name).await.is_none());
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_server_stores_objects_and_checks_signatures() {
-    if !util::require_s3() {
+    if !env::require_s3() {
         return;
     }
-    let store = util::s3_store();
-    let prefix = StorePath::from(util::unique_name("ov-env-s3"));
+    let store = s3::s3_store();
+    let prefix = StorePath::from(support::unique_name("ov-env-s3"));
     let key = prefix.clone().join("hello.json");
     let body = br#"{"hello":"offset-vault"}"#.to_vec();
 
@@ -342,7 +322,7 @@ async fn s3_server_stores_objects_and_checks_signatures() {
     assert_eq!(fetched.as_ref(), body.as_slice());
 
     // A client with the right access key but a wrong secret is turned away.
-    let impostor = util::s3_store_with_secret("not-the-secret-0123456789");
+    let impostor = s3::s3_store_with_secret("not-the-secret-0123456789");
     let forged = prefix.clone().join("forged.json");
     let put = impostor.put(&forged, PutPayload::from(body.clone())).await;
     match put {
@@ -378,7 +358,7 @@ async fn s3_server_stores_objects_and_checks_signatures() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn python_reads_parquet_written_by_pyarrow() {
-    if !util::require_python() {
+    if !env::require_python() {
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
@@ -392,8 +372,8 @@ pq.write_table(pa.table({"partition": pa.array([0, 1], pa.int32()), "offset": pa
 t = pq.read_table(path)
 print(t.schema.field("partition").type, t.schema.field("offset").type, sum(t.column("offset").to_pylist()))
 "#;
-    let python = util::python();
-    let output = util::blocking(move || {
+    let python = env::python();
+    let output = support::blocking(move || {
         std::process::Command::new(python)
             .arg("-c")
             .arg(script)

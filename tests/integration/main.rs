@@ -1,12 +1,12 @@
 //! Integration tests against real services: Apache Kafka, Kafka Connect and an S3 server, as
 //! started by `scripts/test-env up`. Settings come from the `OV_*` environment variables (see
-//! `util.rs`). When a service is unreachable a test prints "SKIPPED" and returns, except under CI
-//! (`CI` set), where it fails.
+//! `support/env.rs`). When a service is unreachable a test prints "SKIPPED" and returns, except
+//! under CI (`CI` set), where it fails.
 
 mod archive;
 mod environment;
-mod ov;
 mod restore;
 mod snapshot;
-mod util;
+mod support;
+mod trust;
 mod verify;

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rdkafka::admin::{AdminClient, AdminOptions};
 use rdkafka::client::DefaultClientContext;
@@ -12,12 +12,15 @@ use rdkafka::producer::{FutureProducer, FutureRecord};
 use rdkafka::{Offset, TopicPartitionList};
 use serde_json::Value;
 
-use crate::ov::{local_files, local_store, ov, snapshot};
-use crate::util::{self, unique_name, ActiveConsumer, ConnectorCleanup, Take};
+use crate::support::connect::{self, ConnectorCleanup};
+use crate::support::kafka::{self, ActiveConsumer, Take};
+use crate::support::ov::{local_files, local_store, ov, snapshot};
+use crate::support::poll::eventually;
+use crate::support::{env, kcg, unique_name};
 
 /// Committed offsets per partition of `group` on `topic`, from `kafka-consumer-groups`.
 async fn reference(group: &str, topic: &str) -> BTreeMap<i32, i64> {
-    util::kcg_describe(group)
+    kcg::kcg_describe(group)
         .await
         .into_iter()
         .filter(|r| r.topic == topic)
@@ -26,15 +29,15 @@ async fn reference(group: &str, topic: &str) -> BTreeMap<i32, i64> {
 }
 
 fn admin() -> AdminClient<DefaultClientContext> {
-    util::kafka_config().create().expect("admin client")
+    kafka::kafka_config().create().expect("admin client")
 }
 
 /// A topic with `per_partition` records on each of `partitions` partitions.
 async fn filled_topic(prefix: &str, partitions: i32, per_partition: usize) -> String {
     let topic = unique_name(prefix);
-    util::create_topic(&topic, partitions).await;
+    kafka::create_topic(&topic, partitions).await;
     for p in 0..partitions {
-        util::produce(&topic, p, per_partition).await;
+        kafka::produce(&topic, p, per_partition).await;
     }
     topic
 }
@@ -57,7 +60,7 @@ async fn snapshotted_group(
 ) -> Snapshotted {
     let topic = filled_topic(prefix, partitions, 20).await;
     let group = unique_name(&format!("{prefix}-g"));
-    util::consume_and_commit(&group, &topic, per_partition(first, partitions)).await;
+    kafka::consume_and_commit(&group, &topic, per_partition(first, partitions)).await;
     let (dir, store) = local_store();
     let mut args = vec!["--group", group.as_str()];
     args.extend_from_slice(snapshot_args);
@@ -77,7 +80,7 @@ fn per_partition(n: usize, partitions: i32) -> Take {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn restore_resets_a_group_exactly_and_the_undo_snapshot_restores_the_later_position() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
     let Snapshotted {
@@ -87,7 +90,7 @@ async fn restore_resets_a_group_exactly_and_the_undo_snapshot_restores_the_later
         id,
         _dir,
     } = snapshotted_group("restore-rt", 3, 5, &[]).await;
-    util::consume_and_commit(&group, &topic, per_partition(6, 3)).await;
+    kafka::consume_and_commit(&group, &topic, per_partition(6, 3)).await;
     let later = reference(&group, &topic).await;
     assert_eq!(later, BTreeMap::from([(0, 11), (1, 11), (2, 11)]));
 
@@ -103,9 +106,11 @@ async fn restore_resets_a_group_exactly_and_the_undo_snapshot_restores_the_later
     .json();
     let written: Value = serde_json::from_slice(&std::fs::read(plan_file.path()).unwrap()).unwrap();
     assert_eq!(
-        written, dry["plan"],
+        written["plan"], dry["plan"],
         "--plan-file holds the plan that was printed"
     );
+    assert_eq!(written["snapshot_id"], id.as_str());
+    assert_eq!(written["kind"], "offset-vault-restore-plan");
     assert_eq!(dry["executed"], false);
     let plan = &dry["plan"];
     assert_eq!(plan["applicable"], true);
@@ -149,7 +154,7 @@ async fn restore_resets_a_group_exactly_and_the_undo_snapshot_restores_the_later
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_active_group_is_refused_and_left_unchanged() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
     let Snapshotted {
@@ -189,27 +194,34 @@ fn lines(path: &Path) -> Vec<String> {
         .collect()
 }
 
-async fn wait_until(what: &str, timeout: Duration, mut ready: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while !ready() {
-        assert!(
-            Instant::now() < deadline,
-            "{what}: not reached within {timeout:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
+/// Waits until the file at `path` has `n` lines.
+async fn wait_lines(path: &Path, n: usize, timeout: Duration) {
+    eventually(&format!("{n} lines written"), timeout, || async move {
+        let got = lines(path).len();
+        if got == n {
+            Ok(())
+        } else {
+            Err(format!("{got} lines"))
+        }
+    })
+    .await
 }
 
 async fn wait_group_offsets(group: &str, topic: &str, want: BTreeMap<i32, i64>) {
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
-        let got = util::committed_offsets(group, topic).await;
-        if got == want {
-            return;
-        }
-        assert!(Instant::now() < deadline, "{group}: {got:?}, want {want:?}");
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    let want = &want;
+    eventually(
+        &format!("{group} to commit {want:?} on {topic}"),
+        Duration::from_secs(90),
+        || async move {
+            let got = kafka::committed_offsets(group, topic).await;
+            if got == *want {
+                Ok(())
+            } else {
+                Err(format!("{got:?}"))
+            }
+        },
+    )
+    .await
 }
 
 /// `restore --latest --connector NAME --stop-connectors --execute`, which must succeed.
@@ -229,33 +241,27 @@ async fn restore_connector_latest(store: &str, name: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sink_connector_is_stopped_reset_and_rewrites_the_reprocessed_records() {
-    if !(util::require_kafka() && util::require_connect()) {
+    if !(env::require_kafka() && env::require_connect()) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("sink.txt");
     let topic = unique_name("restore-sink");
-    util::create_topic(&topic, 1).await;
-    util::produce(&topic, 0, 5).await;
+    kafka::create_topic(&topic, 1).await;
+    kafka::produce(&topic, 0, 5).await;
     let name = unique_name("restore-sink-conn");
     let cleanup = ConnectorCleanup::new(&name);
-    util::create_connector(&name, util::file_sink(&topic, &out)).await;
-    util::wait_connector_running(&name, Duration::from_secs(60)).await;
+    connect::create_connector(&name, connect::file_sink(&topic, &out)).await;
+    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
     let group = format!("connect-{name}");
     wait_group_offsets(&group, &topic, BTreeMap::from([(0, 5)])).await;
-    wait_until("5 lines written", Duration::from_secs(30), || {
-        lines(&out).len() == 5
-    })
-    .await;
+    wait_lines(&out, 5, Duration::from_secs(30)).await;
 
     let (_dir, store) = local_store();
     snapshot(&store, &["--connector", &name]).await;
-    util::produce(&topic, 0, 3).await;
+    kafka::produce(&topic, 0, 3).await;
     wait_group_offsets(&group, &topic, BTreeMap::from([(0, 8)])).await;
-    wait_until("8 lines written", Duration::from_secs(30), || {
-        lines(&out).len() == 8
-    })
-    .await;
+    wait_lines(&out, 8, Duration::from_secs(30)).await;
 
     // Without --stop-connectors the running connector blocks the restore.
     let blocked = ov(
@@ -273,22 +279,21 @@ async fn sink_connector_is_stopped_reset_and_rewrites_the_reprocessed_records() 
     let done = restore_connector_latest(&store, &name).await;
     assert_eq!(done["verified"], true);
     assert_eq!(done["plan"]["groups"][0]["partitions"][0]["target"], 5);
-    assert_eq!(done["resumed"][0], format!("{name}: back to RUNNING"));
+    assert_eq!(done["connectors"][0]["name"], name.as_str());
+    assert_eq!(done["connectors"][0]["state_before"], "RUNNING");
+    assert_eq!(done["connectors"][0]["resumed"], true);
 
     // The connector runs again, and writes the records at offsets 5, 6, 7 a second time (the
     // second produce call wrote them with the values of indexes 0..3).
-    util::wait_connector_running(&name, Duration::from_secs(60)).await;
-    wait_until("11 lines written", Duration::from_secs(60), || {
-        lines(&out).len() == 11
-    })
-    .await;
+    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
+    wait_lines(&out, 11, Duration::from_secs(60)).await;
     let written = lines(&out);
     assert_eq!(
         written[8..],
         written[5..8],
         "the reprocessed records, in order"
     );
-    let second_batch: Vec<String> = (0..3).map(|i| util::record_value(&topic, 0, i)).collect();
+    let second_batch: Vec<String> = (0..3).map(|i| kafka::record_value(&topic, 0, i)).collect();
     assert_eq!(written[5..8], second_batch[..]);
     wait_group_offsets(&group, &topic, BTreeMap::from([(0, 8)])).await;
     cleanup.delete().await;
@@ -296,29 +301,34 @@ async fn sink_connector_is_stopped_reset_and_rewrites_the_reprocessed_records() 
 
 #[tokio::test(flavor = "multi_thread")]
 async fn source_connector_rereads_its_file_from_the_snapshot_position() {
-    if !(util::require_kafka() && util::require_connect()) {
+    if !(env::require_kafka() && env::require_connect()) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in.txt");
     std::fs::write(&input, "a1\na2\na3\n").unwrap();
     let topic = unique_name("restore-source");
-    util::create_topic(&topic, 1).await;
+    kafka::create_topic(&topic, 1).await;
     let name = unique_name("restore-source-conn");
     let cleanup = ConnectorCleanup::new(&name);
-    util::create_connector(&name, util::file_source(&input, &topic)).await;
-    util::wait_connector_running(&name, Duration::from_secs(60)).await;
+    connect::create_connector(&name, connect::file_source(&input, &topic)).await;
+    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
     let position = |o: &Value| o["offsets"][0]["offset"]["position"].as_i64();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while position(&util::connector_offsets(&name).await) != Some(9) {
-        assert!(Instant::now() < deadline, "source offsets never reached 9");
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
+    let name_ref = &name;
+    eventually(
+        "the source offsets to reach position 9",
+        Duration::from_secs(60),
+        || async move {
+            let offsets = connect::connector_offsets(name_ref).await;
+            (position(&offsets) == Some(9)).then_some(())
+        },
+    )
+    .await;
     let (_dir, store) = local_store();
     snapshot(&store, &["--connector", &name]).await;
 
     std::fs::write(&input, "a1\na2\na3\nb1\nb2\n").unwrap();
-    util::read_records(&topic, 5, Duration::from_secs(60)).await;
+    kafka::read_records(&topic, 5, Duration::from_secs(60)).await;
 
     let done = restore_connector_latest(&store, &name).await;
     assert_eq!(done["verified"], true, "{done:#}");
@@ -328,8 +338,8 @@ async fn source_connector_rereads_its_file_from_the_snapshot_position() {
     assert_eq!(planned["offsets"][0]["current"]["position"], 15);
 
     // Resumed from position 9: b1 and b2 are sent again.
-    util::wait_connector_running(&name, Duration::from_secs(60)).await;
-    let records = util::read_records(&topic, 7, Duration::from_secs(60)).await;
+    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
+    let records = kafka::read_records(&topic, 7, Duration::from_secs(60)).await;
     let values: Vec<String> = records.iter().filter_map(|r| r.value.clone()).collect();
     assert_eq!(values, ["a1", "a2", "a3", "b1", "b2", "b1", "b2"]);
     cleanup.delete().await;
@@ -337,7 +347,7 @@ async fn source_connector_rereads_its_file_from_the_snapshot_position() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn corrupted_or_foreign_snapshots_are_refused_and_nothing_changes() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
     let Snapshotted {
@@ -347,7 +357,7 @@ async fn corrupted_or_foreign_snapshots_are_refused_and_nothing_changes() {
         id,
         _dir,
     } = snapshotted_group("restore-guard", 1, 3, &["--format", "json"]).await;
-    util::consume_and_commit(&group, &topic, per_partition(4, 1)).await;
+    kafka::consume_and_commit(&group, &topic, per_partition(4, 1)).await;
     let before = reference(&group, &topic).await;
 
     // A snapshot re-written as if it came from another cluster: valid checksums, other id.
@@ -410,7 +420,7 @@ async fn rewrite_with_cluster(store: &str, id: &str, cluster: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn out_of_range_targets_fail_the_plan_unless_clamped() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
     let Snapshotted {
@@ -420,7 +430,7 @@ async fn out_of_range_targets_fail_the_plan_unless_clamped() {
         id,
         _dir,
     } = snapshotted_group("restore-range", 1, 3, &[]).await;
-    util::consume_and_commit(&group, &topic, per_partition(5, 1)).await;
+    kafka::consume_and_commit(&group, &topic, per_partition(5, 1)).await;
 
     // Move log-start past the snapshot's offset 3.
     let mut tpl = TopicPartitionList::new();
@@ -468,7 +478,7 @@ async fn out_of_range_targets_fail_the_plan_unless_clamped() {
 
 /// Produces records with timestamps `base + i * 1000` for i in `range` to partition 0.
 async fn produce_timed(topic: &str, range: std::ops::Range<i64>, base: i64) {
-    let producer: FutureProducer = util::kafka_config().create().unwrap();
+    let producer: FutureProducer = kafka::kafka_config().create().unwrap();
     for i in range {
         let value = format!("r{i}");
         producer
@@ -486,15 +496,15 @@ async fn produce_timed(topic: &str, range: std::ops::Range<i64>, base: i64) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn by_timestamp_translates_offsets_onto_a_recreated_topic() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
     let topic = unique_name("restore-time");
-    util::create_topic(&topic, 1).await;
+    kafka::create_topic(&topic, 1).await;
     let base = 1_764_500_000_000i64;
     produce_timed(&topic, 0..10, base).await;
     let group = unique_name("restore-time-g");
-    util::consume_and_commit(&group, &topic, per_partition(4, 1)).await;
+    kafka::consume_and_commit(&group, &topic, per_partition(4, 1)).await;
     let (_dir, store) = local_store();
     let id = snapshot(&store, &["--group", &group, "--with-timestamps"]).await;
 
@@ -503,29 +513,31 @@ async fn by_timestamp_translates_offsets_onto_a_recreated_topic() {
         .delete_topics(&[&topic], &AdminOptions::new())
         .await
         .expect("delete topic");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let result = admin()
-            .create_topics(
-                [&rdkafka::admin::NewTopic::new(
-                    &topic,
-                    1,
-                    rdkafka::admin::TopicReplication::Fixed(1),
-                )],
-                &AdminOptions::new(),
-            )
-            .await
-            .expect("create topic");
-        if result.iter().all(|r| r.is_ok()) {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "topic {topic} not recreated: {result:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-    util::partition_count(&topic).await;
+    let topic_ref = &topic;
+    eventually(
+        &format!("topic {topic} to be created again after its deletion"),
+        Duration::from_secs(60),
+        || async move {
+            let result = admin()
+                .create_topics(
+                    [&rdkafka::admin::NewTopic::new(
+                        topic_ref,
+                        1,
+                        rdkafka::admin::TopicReplication::Fixed(1),
+                    )],
+                    &AdminOptions::new(),
+                )
+                .await
+                .expect("create topic");
+            if result.iter().all(|r| r.is_ok()) {
+                Ok(())
+            } else {
+                Err(format!("{result:?}"))
+            }
+        },
+    )
+    .await;
+    kafka::partition_count(&topic).await;
     produce_timed(&topic, -3..0, base - 60_000).await;
     produce_timed(&topic, 0..10, base).await;
 
@@ -552,15 +564,15 @@ async fn by_timestamp_translates_offsets_onto_a_recreated_topic() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn before_picks_the_newest_complete_snapshot_before_the_time() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
     let topic = filled_topic("restore-before", 1, 10).await;
     let group = unique_name("restore-before-g");
     let (_dir, store) = local_store();
-    util::consume_and_commit(&group, &topic, per_partition(1, 1)).await;
+    kafka::consume_and_commit(&group, &topic, per_partition(1, 1)).await;
     let first = snapshot(&store, &["--group", &group]).await;
-    util::consume_and_commit(&group, &topic, per_partition(1, 1)).await;
+    kafka::consume_and_commit(&group, &topic, per_partition(1, 1)).await;
     let incomplete = snapshot(&store, &["--group", &group]).await;
     for f in local_files(&store, &incomplete) {
         if f.ends_with("manifest.json") {
@@ -570,7 +582,7 @@ async fn before_picks_the_newest_complete_snapshot_before_the_time() {
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let cut = chrono::Utc::now().to_rfc3339();
     tokio::time::sleep(Duration::from_millis(1100)).await;
-    util::consume_and_commit(&group, &topic, per_partition(1, 1)).await;
+    kafka::consume_and_commit(&group, &topic, per_partition(1, 1)).await;
     let last = snapshot(&store, &["--group", &group]).await;
 
     let chosen = |v: Value| v["snapshot"].as_str().unwrap().to_string();

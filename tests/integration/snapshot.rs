@@ -2,15 +2,18 @@
 //! connectors through the Connect REST API, the local store and the S3 server, both formats.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures::TryStreamExt;
 use object_store::ObjectStore;
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use serde_json::Value;
 
-use crate::ov::{local_files, local_store, ov, show, snapshot};
-use crate::util::{self, unique_name, ActiveConsumer, ConnectorCleanup, Take};
+use crate::support::connect::{self, ConnectorCleanup};
+use crate::support::kafka::{self, ActiveConsumer, Take};
+use crate::support::ov::{local_files, local_store, ov, show, snapshot};
+use crate::support::poll::eventually;
+use crate::support::{env, kcg, s3, unique_name};
 
 /// (offset, log-end, lag) per (topic, partition) of one group in `show --output json`.
 fn shown_offsets(shown: &Value, group: &str) -> BTreeMap<(String, i32), (i64, i64, i64)> {
@@ -46,7 +49,7 @@ fn group_of<'a>(shown: &'a Value, group: &str) -> &'a Value {
 
 /// The same, from the real `kafka-consumer-groups --describe`.
 async fn reference_offsets(group: &str) -> BTreeMap<(String, i32), (i64, i64, i64)> {
-    util::kcg_describe(group)
+    kcg::kcg_describe(group)
         .await
         .into_iter()
         .filter_map(|r| {
@@ -60,16 +63,16 @@ async fn reference_offsets(group: &str) -> BTreeMap<(String, i32), (i64, i64, i6
 
 #[tokio::test(flavor = "multi_thread")]
 async fn empty_and_active_groups_match_kafka_consumer_groups_in_both_formats() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
     let topic = unique_name("snap-groups");
-    util::create_topic(&topic, 3).await;
+    kafka::create_topic(&topic, 3).await;
     for p in 0..3 {
-        util::produce(&topic, p, 10 + 5 * p as usize).await;
+        kafka::produce(&topic, p, 10 + 5 * p as usize).await;
     }
     let empty = unique_name("snap-empty");
-    let committed = util::consume_and_commit(
+    let committed = kafka::consume_and_commit(
         &empty,
         &topic,
         Take::per_partition(&[(0, 4), (1, 7), (2, 0)]),
@@ -164,18 +167,20 @@ async fn empty_and_active_groups_match_kafka_consumer_groups_in_both_formats() {
 
 /// Waits until `GET /connectors/{name}/offsets` satisfies `ready`; returns the offsets.
 async fn wait_offsets(name: &str, ready: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
-        let offsets = util::connector_offsets(name).await;
-        if ready(&offsets) {
-            return offsets;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "offsets of {name} never ready: {offsets:#}"
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    let ready = &ready;
+    eventually(
+        &format!("the offsets of {name} to be ready"),
+        Duration::from_secs(90),
+        || async move {
+            let offsets = connect::connector_offsets(name).await;
+            if ready(&offsets) {
+                Ok(offsets)
+            } else {
+                Err(format!("{offsets:#}"))
+            }
+        },
+    )
+    .await
 }
 
 fn sink_offsets(offsets: &Value) -> BTreeMap<i64, i64> {
@@ -194,39 +199,39 @@ fn sink_offsets(offsets: &Value) -> BTreeMap<i64, i64> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sink_and_source_connectors_to_s3_with_redacted_secrets() {
-    if !(util::require_kafka() && util::require_connect() && util::require_s3()) {
+    if !(env::require_kafka() && env::require_connect() && env::require_s3()) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let topic = unique_name("snap-sink");
-    util::create_topic(&topic, 2).await;
-    util::produce(&topic, 0, 5).await;
-    util::produce(&topic, 1, 3).await;
+    kafka::create_topic(&topic, 2).await;
+    kafka::produce(&topic, 0, 5).await;
+    kafka::produce(&topic, 1, 3).await;
 
     let sink = unique_name("snap-sink-conn");
     let sink_cleanup = ConnectorCleanup::new(&sink);
-    let mut config = util::file_sink(&topic, &dir.path().join("sink.txt"));
+    let mut config = connect::file_sink(&topic, &dir.path().join("sink.txt"));
     config["connection.password"] = Value::from("hunter2-never-stored");
-    util::create_connector(&sink, config).await;
-    util::wait_connector_running(&sink, Duration::from_secs(60)).await;
+    connect::create_connector(&sink, config).await;
+    connect::wait_connector_running(&sink, Duration::from_secs(60)).await;
     let expected_sink = BTreeMap::from([(0, 5), (1, 3)]);
     wait_offsets(&sink, |o| sink_offsets(o) == expected_sink).await;
 
     let source_topic = unique_name("snap-source");
-    util::create_topic(&source_topic, 1).await;
+    kafka::create_topic(&source_topic, 1).await;
     let input = dir.path().join("source.txt");
     std::fs::write(&input, "one\ntwo\nthree\nfour\n").unwrap();
     let source = unique_name("snap-source-conn");
     let source_cleanup = ConnectorCleanup::new(&source);
-    util::create_connector(&source, util::file_source(&input, &source_topic)).await;
-    util::wait_connector_running(&source, Duration::from_secs(60)).await;
+    connect::create_connector(&source, connect::file_source(&input, &source_topic)).await;
+    connect::wait_connector_running(&source, Duration::from_secs(60)).await;
     let source_offsets = wait_offsets(&source, |o| {
         o["offsets"][0]["offset"]["position"].as_i64() == Some(19)
     })
     .await;
 
     let prefix = unique_name("snap-s3");
-    let store = util::s3_url(&prefix);
+    let store = s3::s3_url(&prefix);
     let json_id = snapshot(
         &store,
         &[
@@ -288,7 +293,7 @@ async fn sink_and_source_connectors_to_s3_with_redacted_secrets() {
     );
 
     // No stored object holds the secret in clear.
-    let s3 = util::s3_store();
+    let s3 = s3::s3_store();
     let objects: Vec<_> = s3
         .list(Some(&object_store::path::Path::from(prefix.as_str())))
         .try_collect()
@@ -316,7 +321,7 @@ async fn sink_and_source_connectors_to_s3_with_redacted_secrets() {
 
 /// Produces `n` records to one partition with timestamps `base_ms + i * 1000`.
 async fn produce_timed(topic: &str, partition: i32, n: usize, base_ms: i64) {
-    let producer: FutureProducer = util::kafka_config().create().unwrap();
+    let producer: FutureProducer = kafka::kafka_config().create().unwrap();
     for i in 0..n {
         let value = format!("v{i}");
         producer
@@ -334,17 +339,17 @@ async fn produce_timed(topic: &str, partition: i32, n: usize, base_ms: i64) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn parquet_snapshot_reads_in_pyarrow_with_typed_columns() {
-    if !(util::require_kafka() && util::require_python()) {
+    if !(env::require_kafka() && env::require_python()) {
         return;
     }
     let topic = unique_name("snap-pq");
-    util::create_topic(&topic, 2).await;
+    kafka::create_topic(&topic, 2).await;
     let base = 1_764_000_000_000i64;
     produce_timed(&topic, 0, 6, base).await;
     produce_timed(&topic, 1, 4, base + 500).await;
     let group = unique_name("snap-pq-g");
     let committed =
-        util::consume_and_commit(&group, &topic, Take::per_partition(&[(0, 5), (1, 2)])).await;
+        kafka::consume_and_commit(&group, &topic, Take::per_partition(&[(0, 5), (1, 2)])).await;
 
     let (_dir, store) = local_store();
     let args = [
@@ -375,7 +380,7 @@ archive = sys.argv[2] + "/snapshots/*/*/offsets.parquet"
 hive = duckdb.sql(f"SELECT count(*), min(CAST(date AS VARCHAR)) FROM read_parquet('{archive}', hive_partitioning = true)").fetchall()[0]
 print(json.dumps({"schema": {f.name: str(f.type) for f in t.schema}, "rows": rows, "ts": ts, "meta": meta, "hive": [hive[0], hive[1]]}))
 "#;
-    let out = std::process::Command::new(util::python())
+    let out = std::process::Command::new(env::python())
         .args(["-c", script, file.to_str().unwrap(), &store])
         .output()
         .unwrap();
@@ -391,7 +396,7 @@ print(json.dumps({"schema": {f.name: str(f.type) for f in t.schema}, "rows": row
     assert_eq!(schema["log_end_offset"], "int64");
     assert_eq!(schema["captured_at"], "timestamp[us, tz=UTC]");
     assert_eq!(schema["last_record_timestamp"], "timestamp[ms, tz=UTC]");
-    assert_eq!(read["meta"]["offset_vault.format_version"], "1.0");
+    assert_eq!(read["meta"]["offset_vault.format_version"], "1.1");
 
     // The date folders are Hive partitions: DuckDB reads the archive with a `date` column.
     let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
@@ -422,19 +427,19 @@ print(json.dumps({"schema": {f.name: str(f.type) for f in t.schema}, "rows": row
 
 #[tokio::test(flavor = "multi_thread")]
 async fn topic_filter_keeps_only_those_topics_and_the_groups_on_them() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
     let base = unique_name("snap-topics");
     let (t1, t2) = (format!("{base}-one"), format!("{base}-two"));
     for t in [&t1, &t2] {
-        util::create_topic(t, 1).await;
-        util::produce(t, 0, 4).await;
+        kafka::create_topic(t, 1).await;
+        kafka::produce(t, 0, 4).await;
     }
     let (both, only_two) = (format!("{base}-g-both"), format!("{base}-g-two"));
-    util::consume_and_commit(&both, &t1, Take::Total(3)).await;
-    util::consume_and_commit(&both, &t2, Take::Total(2)).await;
-    util::consume_and_commit(&only_two, &t2, Take::Total(1)).await;
+    kafka::consume_and_commit(&both, &t1, Take::Total(3)).await;
+    kafka::consume_and_commit(&both, &t2, Take::Total(2)).await;
+    kafka::consume_and_commit(&only_two, &t2, Take::Total(1)).await;
 
     let (_dir, store) = local_store();
     let pattern = format!("{base}-g-.*");

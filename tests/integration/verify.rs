@@ -3,19 +3,20 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::ov::{local_files, local_store, ov, ov_raw, snapshot};
-use crate::util::{self, unique_name, Take};
+use crate::support::kafka::{self, Take};
+use crate::support::ov::{local_files, local_store, ov, ov_raw, snapshot};
+use crate::support::{env, unique_name};
 
 const INTEGRITY: i32 = 5;
 
 /// A real snapshot in a local store: a group with offsets on two partitions.
 async fn real_snapshot(format: &str) -> (tempfile::TempDir, String, String) {
     let topic = unique_name("verify");
-    util::create_topic(&topic, 2).await;
-    util::produce(&topic, 0, 3).await;
-    util::produce(&topic, 1, 3).await;
+    kafka::create_topic(&topic, 2).await;
+    kafka::produce(&topic, 0, 3).await;
+    kafka::produce(&topic, 1, 3).await;
     let group = unique_name("verify-g");
-    util::consume_and_commit(&group, &topic, Take::per_partition(&[(0, 2), (1, 1)])).await;
+    kafka::consume_and_commit(&group, &topic, Take::per_partition(&[(0, 2), (1, 1)])).await;
     let (dir, store) = local_store();
     let id = snapshot(
         &store,
@@ -71,7 +72,7 @@ fn truncate(path: &Path) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn verify_catches_flipped_bytes_truncation_and_edited_manifests() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
     for format in ["parquet", "json"] {
@@ -137,7 +138,7 @@ async fn verify_catches_flipped_bytes_truncation_and_edited_manifests() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn snapshot_without_manifest_is_listed_incomplete_and_never_used() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
     let (_dir, store, id) = real_snapshot("parquet").await;
@@ -307,14 +308,14 @@ async fn bad_selections_are_refused_before_any_io() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn missing_group_is_an_error_unless_allowed() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
     let topic = unique_name("missing");
-    util::create_topic(&topic, 1).await;
-    util::produce(&topic, 0, 2).await;
+    kafka::create_topic(&topic, 1).await;
+    kafka::produce(&topic, 0, 2).await;
     let group = unique_name("missing-real");
-    util::consume_and_commit(&group, &topic, Take::Total(2)).await;
+    kafka::consume_and_commit(&group, &topic, Take::Total(2)).await;
     let ghost = unique_name("missing-ghost");
     let (_dir, store) = local_store();
 
@@ -351,14 +352,14 @@ async fn missing_group_is_an_error_unless_allowed() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn unreachable_connect_and_store_are_named() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
     let (_dir, store) = local_store();
     let run = ov_raw(
         [
             "-b",
-            &util::bootstrap(),
+            &env::bootstrap(),
             "--connect-url",
             "http://127.0.0.1:1",
             "--store",
@@ -382,13 +383,13 @@ async fn unreachable_connect_and_store_are_named() {
     );
 
     let topic = unique_name("nostore");
-    util::create_topic(&topic, 1).await;
-    util::produce(&topic, 0, 1).await;
+    kafka::create_topic(&topic, 1).await;
+    kafka::produce(&topic, 0, 1).await;
     let group = unique_name("nostore-g");
-    util::consume_and_commit(&group, &topic, Take::Total(1)).await;
+    kafka::consume_and_commit(&group, &topic, Take::Total(1)).await;
     let mut args: Vec<String> = [
         "-b",
-        &util::bootstrap(),
+        &env::bootstrap(),
         "--store",
         "s3://bucket/x",
         "--timeout",
@@ -400,7 +401,7 @@ async fn unreachable_connect_and_store_are_named() {
     .map(String::from)
     .to_vec();
     args.insert(0, "-q".into());
-    let run = crate::ov::ov_raw_env(args, &[("AWS_ENDPOINT_URL", "http://127.0.0.1:1")])
+    let run = crate::support::ov::ov_raw_env(args, &[("AWS_ENDPOINT_URL", "http://127.0.0.1:1")])
         .await
         .expect_code(3);
     assert!(run.stderr.contains("store s3://bucket/x"), "{}", run.stderr);

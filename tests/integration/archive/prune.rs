@@ -9,8 +9,8 @@ use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt};
 
 use super::group_on_topic;
-use crate::ov::{local_files, local_store, ov, snapshot};
-use crate::util::{self, unique_name};
+use crate::support::ov::{self, local_files, local_store, ov, snapshot};
+use crate::support::{env, s3, unique_name};
 
 /// Snapshots of one group, oldest first, with a pause so their ids differ in time.
 async fn snapshots(store: &str, group: &str, n: usize) -> Vec<String> {
@@ -22,7 +22,7 @@ async fn snapshots(store: &str, group: &str, n: usize) -> Vec<String> {
     ids
 }
 
-fn listed_ids(run: &crate::ov::Run) -> Vec<(String, bool)> {
+fn listed_ids(run: &ov::Run) -> Vec<(String, bool)> {
     run.json()
         .as_array()
         .unwrap()
@@ -133,7 +133,7 @@ async fn prune_round(store: &str, group: &str, remove_manifest: impl AsyncFnOnce
 
 #[tokio::test(flavor = "multi_thread")]
 async fn prune_on_a_local_store_keeps_exactly_the_policy_and_cleans_leftovers() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
     let (_topic, group) = group_on_topic("ov-prune", &[3]).await;
@@ -157,16 +157,16 @@ async fn prune_on_a_local_store_keeps_exactly_the_policy_and_cleans_leftovers() 
 
 #[tokio::test(flavor = "multi_thread")]
 async fn prune_on_s3_keeps_exactly_the_policy_and_cleans_leftovers() {
-    if !util::require_kafka() || !util::require_s3() {
+    if !env::require_kafka() || !env::require_s3() {
         return;
     }
     let (_topic, group) = group_on_topic("ov-prune-s3", &[3]).await;
     let prefix = unique_name("prune");
-    let store = util::s3_url(&prefix);
-    let s3 = util::s3_store();
+    let store = s3::s3_url(&prefix);
+    let s3 = s3::s3_store();
     let p = prefix.clone();
     prune_round(&store, &group, async move |id: &str| {
-        let s3 = util::s3_store();
+        let s3 = s3::s3_store();
         let objects: Vec<_> = s3
             .list(Some(&ObjectPath::from(format!("{p}/snapshots"))))
             .try_collect()
@@ -192,7 +192,7 @@ async fn prune_on_s3_keeps_exactly_the_policy_and_cleans_leftovers() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_killed_prune_leaves_only_complete_or_incomplete_snapshots() {
-    if !util::require_kafka() {
+    if !env::require_kafka() {
         return;
     }
     let (_topic, group) = group_on_topic("ov-prune-kill", &[2]).await;

@@ -1,5 +1,4 @@
 //! Running the `offset-vault` binary against the test environment.
-#![allow(dead_code)]
 
 use std::path::Path;
 use std::process::Output;
@@ -7,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::util;
+use super::{blocking, env, s3};
 
 /// The result of one run of the binary.
 #[derive(Debug)]
@@ -55,9 +54,9 @@ impl Run {
 pub async fn ov(store: &str, args: &[&str]) -> Run {
     let mut all: Vec<String> = vec![
         "--bootstrap-server".into(),
-        util::bootstrap(),
+        env::bootstrap(),
         "--connect-url".into(),
-        util::connect_url(),
+        env::connect_url(),
         "--store".into(),
         store.into(),
         "--timeout".into(),
@@ -78,14 +77,14 @@ pub async fn ov_raw_env(args: Vec<String>, env: &[(&str, &str)]) -> Run {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    util::blocking(move || {
+    blocking(move || {
         let mut cmd = assert_cmd::Command::cargo_bin("offset-vault").expect("binary built");
         cmd.args(&args)
             .env_remove("OFFSET_VAULT_BOOTSTRAP_SERVER")
             .env_remove("OFFSET_VAULT_CONNECT_URL")
             .env_remove("OFFSET_VAULT_STORE")
             .timeout(Duration::from_secs(180));
-        for (k, v) in util::s3_env().into_iter().chain(env) {
+        for (k, v) in s3::s3_env().into_iter().chain(env) {
             cmd.env(k, v);
         }
         Run::from(cmd.output().expect("run offset-vault"))

@@ -1,0 +1,517 @@
+//! Hostile input for every reader and parser of outside data: arbitrary bytes, valid files with
+//! bytes flipped, inserted, deleted or cut off, and (for JSON) documents with wrong types, huge
+//! numbers, deep nesting and missing fields. Nothing may panic; every failure must be the typed
+//! error the reader documents; and what does decode must be internally consistent (it encodes
+//! and decodes back to itself).
+//!
+//! Each target is one proptest named `hostile_<target>`. The default case count keeps `cargo test`
+//! fast; `PROPTEST_CASES` overrides it, and `scripts/fuzz` runs every `hostile_` target with a
+//! million cases in a release build.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use arrow::record_batch::RecordBatch;
+use bytes::Bytes;
+use chrono::{DateTime, Datelike, TimeZone, Utc};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ArrowWriter;
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterProperties;
+use proptest::collection::vec;
+use proptest::prelude::*;
+
+use crate::error::Error;
+use crate::format::{json, parquet as pq};
+use crate::kafka::properties::ClientProperties;
+use crate::snapshot::manifest::Manifest;
+use crate::store::Store;
+use crate::timeutil::parse_time;
+
+mod mutate;
+use mutate::{
+    apply_changes, apply_edits, bytes_input, change, render_text, text_input, Change, Edit, Input,
+    Node,
+};
+
+/// Cases per target under plain `cargo test`: seven targets stay within a few seconds in debug.
+const DEFAULT_CASES: u32 = 400;
+
+fn config() -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(DEFAULT_CASES);
+    ProptestConfig {
+        cases,
+        ..ProptestConfig::default()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Valid inputs that the mutations start from
+
+const OFFSETS_JSON: &str = r#"{"format_version": "1.1",
+ "snapshot": {"id": "20261201T093005.042Z-0123456789abcdef", "created_at": "2026-12-01T09:30:05.042Z",
+  "tool_version": "0.1.0", "cluster_id": "q1Sh-9_ISia_zwGINzRvyQ", "bootstrap_servers": "127.0.0.1:19092",
+  "brokers": ["1@127.0.0.1:19092"],
+  "selection": {"groups": ["orders"], "group_pattern": "pay-.*", "topics": ["orders"], "with_timestamps": true},
+  "tags": {"change": "CHG-1", "deploy": "1234"}, "kind": "undo",
+  "undo_of": "20261130T000000.000Z-fedcba9876543210", "partial": ["connector c: offsets unavailable"]},
+ "groups": [
+  {"group_id": "orders", "state": "Empty", "protocol_type": "consumer", "group_type": "classic", "members": [],
+   "partitions": [
+    {"topic": "orders", "partition": 0, "offset": 42, "leader_epoch": 3, "metadata": "m", "log_start_offset": 0,
+     "log_end_offset": 50, "lag": 8, "last_record_timestamp": "2026-12-01T09:29:59.123Z"},
+    {"topic": "orders", "partition": 1, "offset": 9223372036854775807}]},
+  {"group_id": "pay-1", "state": "Stable", "protocol_type": "consumer", "group_type": "consumer",
+   "members": [{"member_id": "m-1", "client_id": "c-1", "host": "/127.0.0.1"}], "connector": "sink-1",
+   "partitions": [{"topic": "pay", "partition": 7, "offset": 0, "lag": -1}]}]}"#;
+
+const CONNECTORS_JSON: &str = r#"{"format_version": "1.1", "snapshot_id": "20261201T093005.042Z-0123456789abcdef",
+ "connectors": [
+  {"name": "sink-1", "connect_url": "http://127.0.0.1:18083", "connector_type": "sink", "group_id": "connect-sink-1",
+   "config": {"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "topics": "orders",
+    "sasl.password": "<redacted>"},
+   "redacted_keys": ["sasl.password"], "state": "RUNNING",
+   "tasks": [{"id": 0, "state": "RUNNING", "worker_id": "127.0.0.1:18083"}],
+   "offsets": [{"partition": {"kafka_topic": "orders", "kafka_partition": 0}, "offset": {"kafka_offset": 42}}]},
+  {"name": "source-1", "connect_url": "http://127.0.0.1:18083", "connector_type": "source", "config": {},
+   "state": "PAUSED", "tasks": [], "offsets_unavailable": "the worker answered 500"}]}"#;
+
+const MANIFEST_JSON: &str = r#"{"format_version": "1.1", "id": "20261201T093005.042Z-0123456789abcdef",
+ "created_at": "2026-12-01T09:30:05.042Z", "tool_version": "0.1.0", "cluster_id": "q1Sh-9_ISia_zwGINzRvyQ",
+ "bootstrap_servers": "127.0.0.1:19092", "brokers": ["1@127.0.0.1:19092"], "selection": {"all_groups": true},
+ "tags": {"deploy": "1234"}, "kind": "undo", "undo_of": "20261130T000000.000Z-fedcba9876543210",
+ "format": "parquet",
+ "summary": {"groups": 2, "partitions": 3, "connectors": 1, "total_lag": 8, "group_states": {"Empty": 1, "Stable": 1},
+  "group_ids": ["orders", "pay-1"], "connector_names": ["sink-1"]},
+ "content_sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+ "files": [{"name": "offsets.parquet", "size": 2417, "sha256": "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"},
+  {"name": "connectors.json", "size": 99, "sha256": "fcde2b2edba56bf408601fb721fe9b5c338d10ee429ea04fae5511b68fbf8fb9"}]}"#;
+
+const PROPERTIES: &str = "# client.properties of the production cluster\n\
+bootstrap.servers=broker-1:9093,broker-2:9093\n\
+security.protocol = SASL_SSL\n\
+sasl.mechanism=SCRAM-SHA-512\n\
+sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n    \
+username=\"alice\" password=\"s3cr=t\";\n\
+ssl.endpoint.identification.algorithm=\n\
+ssl.keystore.type=PKCS12\n\
+client.id : offset-vault\\tops\n\
+! an old comment\n\
+key.deserializer=org.apache.kafka.common.serialization.StringDeserializer\n";
+
+const TIMES: &[&str] = &[
+    "2026-12-01T10:00:00Z",
+    "2026-12-01T11:00:00.123+01:00",
+    "2026-12-01",
+    "90m",
+    "1d 12h",
+    "2h 30min 10s",
+];
+
+const STORE_URLS: &[&str] = &[
+    "s3://offset-vault-test/prod/cluster-a",
+    "file:///nonexistent-offset-vault/vault",
+    "./nonexistent-offset-vault",
+    "gs://bucket/prefix",
+    "az://container/prefix",
+    "http://127.0.0.1:1/vault",
+    "memory:///",
+];
+
+/// The offsets seed as Parquet, written by the real encoder.
+fn offsets_parquet() -> &'static [u8] {
+    static SEED: OnceLock<Vec<u8>> = OnceLock::new();
+    SEED.get_or_init(|| {
+        let (meta, groups) = json::decode_offsets("seed", OFFSETS_JSON.as_bytes()).unwrap();
+        pq::encode_offsets(&meta, &groups).unwrap()
+    })
+}
+
+/// The rows and key-value metadata of the Parquet seed, to write files with edited metadata.
+fn parquet_parts() -> &'static (RecordBatch, Vec<(String, String)>) {
+    static PARTS: OnceLock<(RecordBatch, Vec<(String, String)>)> = OnceLock::new();
+    PARTS.get_or_init(|| {
+        let builder =
+            ParquetRecordBatchReaderBuilder::try_new(Bytes::from_static(offsets_parquet()))
+                .unwrap();
+        let kv = builder.metadata().file_metadata().key_value_metadata();
+        let kv: Vec<(String, String)> = kv
+            .into_iter()
+            .flatten()
+            .filter(|e| e.key.starts_with("offset_vault."))
+            .map(|e| (e.key.clone(), e.value.clone().unwrap_or_default()))
+            .collect();
+        let batch = builder.build().unwrap().next().unwrap().unwrap();
+        let schema = Arc::new(
+            batch
+                .schema()
+                .as_ref()
+                .clone()
+                .with_metadata(std::collections::HashMap::new()),
+        );
+        (batch.with_schema(schema).unwrap(), kv)
+    })
+}
+
+/// The seed's rows in a Parquet file with this key-value metadata.
+fn parquet_with_kv(kv: &[(String, String)]) -> Vec<u8> {
+    let (batch, _) = parquet_parts();
+    let kv = kv.iter().map(|(k, v)| KeyValue::new(k.clone(), v.clone()));
+    let props = WriterProperties::builder()
+        .set_key_value_metadata(Some(kv.collect()))
+        .build();
+    let mut out = Vec::new();
+    let mut writer = ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).unwrap();
+    writer.write(batch).unwrap();
+    writer.close().unwrap();
+    out
+}
+
+/// The Parquet seed's rows with key-value metadata entry `entry` changed as JSON, or left out.
+fn parquet_with_changed_metadata(entry: usize, changes: &[Change], drop: bool) -> Vec<u8> {
+    let mut kv = parquet_parts().1.clone();
+    let i = entry % kv.len();
+    if drop {
+        kv.remove(i);
+    } else {
+        let changed = apply_changes(&kv[i].1, changes);
+        kv[i].1 = String::from_utf8_lossy(&changed).into_owned();
+    }
+    parquet_with_kv(&kv)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inputs
+
+const JSON_DICT: &[&str] = &[
+    "{",
+    "}",
+    "[",
+    "]",
+    "\"",
+    ",",
+    ":",
+    "null",
+    "-1",
+    "1e400",
+    "\\u0000",
+    "\\ud800",
+    "\\",
+    "0x10",
+    "\"format_version\":\"1.0\",",
+    "18446744073709551616",
+    "\u{feff}",
+];
+const BINARY_DICT: &[&str] = &[
+    "PAR1",
+    "\0\0\0\0",
+    "\u{7f}\u{7f}\u{7f}\u{7f}",
+    "\u{1}",
+    "\u{19}",
+];
+const PROPERTIES_DICT: &[&str] = &[
+    "=",
+    ":",
+    "\\",
+    "\\\n",
+    "\n",
+    "#",
+    "!",
+    " ",
+    "\"",
+    "\\u",
+    "sasl.jaas.config=",
+    "org.apache.kafka.common.security.plain.PlainLoginModule required ",
+    "username=\"",
+    "password=\"",
+    "ssl.keystore.type=JKS\n",
+    "ssl.truststore.location=/x\n",
+    "sasl.mechanism=",
+    "é",
+    "\u{0}",
+];
+const TIME_DICT: &[&str] = &[
+    "T",
+    "Z",
+    "+",
+    "-",
+    ":",
+    ".",
+    " ",
+    "99999999999",
+    "d",
+    "h",
+    "ms",
+    "ns",
+    "y",
+    "1e9",
+    "+14:00",
+    "262143",
+    "0000",
+    "60",
+    "é",
+];
+const URL_DICT: &[&str] = &[
+    "://", "s3", "file", "gs", "az", "http", "..", "/", "%", "%zz", "@", "[::1]", ":99999", "?",
+    "#", "\\", " ", "\0", "é",
+];
+
+fn parquet_input() -> impl Strategy<Value = Input> {
+    let metadata = (
+        any::<usize>(),
+        vec(change(), 1..4),
+        proptest::bool::weighted(0.1),
+    )
+        .prop_map(|(entry, changes, drop)| Input::Metadata {
+            entry,
+            changes,
+            drop,
+        });
+    prop_oneof![
+        3 => bytes_input(1, BINARY_DICT, false, 2048),
+        1 => metadata,
+    ]
+}
+
+// ---------------------------------------------------------------------------------------------
+// The targets
+
+/// The errors a file reader may end in: the file is not what it claims, or from a newer version.
+fn is_decode_error(err: &Error) -> bool {
+    matches!(err, Error::Decode { .. } | Error::UnsupportedFormat { .. })
+}
+
+/// The path a store URL names on the local file system, as the store reads it.
+fn local_path(url: &str) -> Option<std::path::PathBuf> {
+    match url.strip_prefix("file://") {
+        Some(rest) => Some(rest.into()),
+        None => (!url.contains("://")).then(|| url.into()),
+    }
+}
+
+fn show(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let shown: String = text.chars().take(2000).collect();
+    format!("{} bytes: {shown:?}", bytes.len())
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn hostile_offsets_json(input in bytes_input(1, JSON_DICT, true, 1024)) {
+        let bytes = input.render(&[OFFSETS_JSON.as_bytes()]);
+        match json::decode_offsets("offsets.json", &bytes) {
+            Ok((meta, groups)) => {
+                let again = json::encode_offsets(&meta, &groups).unwrap();
+                let back = json::decode_offsets("again", &again);
+                prop_assert!(back.as_ref().is_ok_and(|b| *b == (meta, groups)), "{back:?} from {}", show(&bytes));
+            }
+            Err(e) => prop_assert!(is_decode_error(&e), "{e:?} from {}", show(&bytes)),
+        }
+    }
+
+    #[test]
+    fn hostile_offsets_parquet(input in parquet_input()) {
+        let bytes = input.render(&[offsets_parquet()]);
+        match pq::decode_offsets("offsets.parquet", Bytes::from(bytes.clone())) {
+            Ok((meta, groups)) => {
+                let again = pq::encode_offsets(&meta, &groups).unwrap();
+                let back = pq::decode_offsets("again", Bytes::from(again));
+                prop_assert!(back.as_ref().is_ok_and(|b| *b == (meta, groups)), "{back:?} from {}", show(&bytes));
+            }
+            Err(e) => prop_assert!(is_decode_error(&e), "{e:?} from {}", show(&bytes)),
+        }
+    }
+
+    #[test]
+    fn hostile_connectors_json(input in bytes_input(1, JSON_DICT, true, 1024)) {
+        let bytes = input.render(&[CONNECTORS_JSON.as_bytes()]);
+        match json::decode_connectors("connectors.json", &bytes) {
+            Ok((id, connectors)) => {
+                let again = json::encode_connectors(&id, &connectors).unwrap();
+                let back = json::decode_connectors("again", &again);
+                prop_assert!(back.as_ref().is_ok_and(|b| *b == (id, connectors)), "{back:?} from {}", show(&bytes));
+            }
+            Err(e) => prop_assert!(is_decode_error(&e), "{e:?} from {}", show(&bytes)),
+        }
+    }
+
+    #[test]
+    fn hostile_manifest(input in bytes_input(1, JSON_DICT, true, 1024)) {
+        let bytes = input.render(&[MANIFEST_JSON.as_bytes()]);
+        match Manifest::from_bytes("manifest.json", &bytes) {
+            Ok(m) => {
+                let back = Manifest::from_bytes("again", &m.to_bytes());
+                prop_assert!(back.as_ref().is_ok_and(|b| *b == m), "{back:?} from {}", show(&bytes));
+                // What a reader does next with a manifest must work on whatever decoded, and an
+                // id made for a time in the years 0 to 9999 parses back to that time.
+                let expected = m.expected_id();
+                if (0..=9999).contains(&m.meta.created_at.year()) {
+                    let parsed = crate::snapshot::manifest::parse_id(&expected);
+                    prop_assert_eq!(
+                        parsed.map(|(t, _)| t.timestamp_millis()),
+                        Some(m.meta.created_at.timestamp_millis()),
+                        "{}", expected
+                    );
+                }
+            }
+            Err(e) => prop_assert!(is_decode_error(&e), "{e:?} from {}", show(&bytes)),
+        }
+    }
+
+    #[test]
+    fn hostile_parse_time(input in text_input(TIMES.len(), TIME_DICT)) {
+        let text = render_text(&input, TIMES);
+        let now = fixed_now();
+        let hour = chrono::Duration::hours(1);
+        match (parse_time(&text, now), parse_time(&text, now + hour)) {
+            // A time or date does not depend on "now"; a duration back from now moves with it.
+            (Ok(a), Ok(b)) => prop_assert!(b == a || (b - a == hour && a <= now), "{text:?}: {a}, then {b}"),
+            (Err(a), Err(b)) => prop_assert!(
+                matches!((&a, &b), (Error::Usage(_), Error::Usage(_))), "{text:?}: {a:?}, {b:?}"
+            ),
+            (a, b) => prop_assert!(false, "{text:?}: {a:?} at {now}, but {b:?} an hour later"),
+        }
+    }
+
+    #[test]
+    fn hostile_command_config(input in text_input(1, PROPERTIES_DICT)) {
+        let text = render_text(&input, &[PROPERTIES]);
+        match ClientProperties::from_java_text("client.properties", &text) {
+            Ok(props) => {
+                // Java-only keys never reach librdkafka: each is translated, dropped or refused.
+                for key in ["sasl.jaas.config", "sasl.mechanism", "ssl.truststore.location", "key.deserializer"] {
+                    prop_assert!(props.get(key).is_none(), "{key} passed through from {text:?}");
+                }
+            }
+            Err(e) => prop_assert!(matches!(e, Error::Usage(_)), "{e:?} from {text:?}"),
+        }
+    }
+
+    #[test]
+    fn hostile_store_url(input in text_input(STORE_URLS.len(), URL_DICT)) {
+        let url = render_text(&input, STORE_URLS);
+        let local = local_path(&url);
+        let existed = local.as_ref().map(|p| p.symlink_metadata().is_ok());
+        let opened = Store::open_existing(&url, Duration::from_secs(5));
+        let exists = local.as_ref().map(|p| p.symlink_metadata().is_ok());
+        prop_assert_eq!(existed, exists, "opening {:?} to read created {:?}", url, local);
+        if let Err(e) = opened {
+            prop_assert!(
+                matches!(e, Error::Usage(_) | Error::NotFound { .. } | Error::Store { .. }),
+                "{e:?} from {url:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_seeds_are_valid_inputs() {
+    let (meta, groups) = json::decode_offsets("seed", OFFSETS_JSON.as_bytes()).unwrap();
+    assert_eq!(groups.len(), 2);
+    let from_parquet = pq::decode_offsets("seed", Bytes::from_static(offsets_parquet())).unwrap();
+    assert_eq!(from_parquet, (meta.clone(), groups.clone()));
+    let rewritten = parquet_with_kv(&parquet_parts().1);
+    assert_eq!(
+        pq::decode_offsets("rewritten", Bytes::from(rewritten)).unwrap(),
+        (meta, groups)
+    );
+    let (_, connectors) = json::decode_connectors("seed", CONNECTORS_JSON.as_bytes()).unwrap();
+    assert_eq!(connectors.len(), 2);
+    let manifest = Manifest::from_bytes("seed", MANIFEST_JSON.as_bytes()).unwrap();
+    assert_eq!(manifest.files.len(), 2);
+    let now = Utc::now();
+    for t in TIMES {
+        parse_time(t, now).unwrap();
+    }
+    let props = ClientProperties::from_java_text("seed", PROPERTIES).unwrap();
+    assert_eq!(props.get("sasl.username"), Some("alice"));
+    assert_eq!(props.get("client.id"), Some("offset-vault\tops"));
+    assert!(Store::open_existing(STORE_URLS[0], Duration::from_secs(5)).is_ok());
+}
+
+/// Found by `hostile_connectors_json`: without serde_json's `float_roundtrip`, a number in a
+/// connector's offsets (an integer beyond 64 bits, or a float with many digits) could be written
+/// back as a different number than the one read.
+#[test]
+fn connector_offsets_are_written_back_as_the_numbers_read() {
+    let text = CONNECTORS_JSON.replace(
+        "\"kafka_offset\": 42",
+        "\"kafka_offset\": 4184467440737095516162, \"ts\": 0.30000000000000004, \"x\": 2.2250738585072011e-308",
+    );
+    let (id, connectors) = json::decode_connectors("c", text.as_bytes()).unwrap();
+    let again = json::encode_connectors(&id, &connectors).unwrap();
+    assert_eq!(
+        json::decode_connectors("again", &again).unwrap(),
+        (id, connectors)
+    );
+}
+
+/// Found by `hostile_offsets_parquet`: the parquet crate panics ("Decoder for dict should have
+/// been set") on a page marked dictionary-encoded in a column chunk with no dictionary page. The
+/// reader must report that as a file it cannot decode.
+#[test]
+fn a_dictionary_page_missing_from_a_parquet_file_is_a_decode_error() {
+    let edits = [
+        Edit::Insert {
+            at: 5781520280763749926,
+            chunk: "\u{1}",
+        },
+        Edit::Flip {
+            at: 17991106377945162807,
+            bit: 7,
+        },
+    ];
+    let bytes = apply_edits(offsets_parquet(), &edits);
+    let err = pq::decode_offsets("offsets.parquet", Bytes::from(bytes)).unwrap_err();
+    assert!(matches!(err, Error::Decode { .. }), "{err:?}");
+}
+
+#[test]
+fn the_mutations_do_what_they_say() {
+    assert_eq!(apply_edits(b"abc", &[Edit::Flip { at: 4, bit: 0 }]), b"acc");
+    assert_eq!(apply_edits(b"abc", &[Edit::Delete { at: 1, len: 9 }]), b"a");
+    assert_eq!(apply_edits(b"abc", &[Edit::Truncate { keep: 2 }]), b"ab");
+    assert_eq!(apply_edits(b"abc", &[Edit::Truncate { keep: 7 }]), b"abc");
+    assert_eq!(
+        apply_edits(b"abc", &[Edit::Insert { at: 3, chunk: "[" }]),
+        b"abc["
+    );
+    let doc = r#"{"a": [1, {"b": 2}], "c": 3}"#;
+    let replaced = apply_changes(
+        doc,
+        &[Change::Replace {
+            path: vec![0, 1, 0],
+            with: Node::Raw("1e400"),
+        }],
+    );
+    assert_eq!(replaced, br#"{"a":[1,{"b":1e400}],"c":3}"#);
+    let removed = apply_changes(doc, &[Change::Remove { path: vec![1] }]);
+    assert_eq!(removed, br#"{"a":[1,{"b":2}]}"#);
+    let nested = Node::Nested {
+        depth: 2,
+        object: false,
+    };
+    assert_eq!(nested.text(), "[[1]]");
+}
+
+#[test]
+fn the_file_reader_of_client_properties_reports_unreadable_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("client.properties");
+    std::fs::write(&path, b"security.protocol=SSL\n\xff\xfe\n").unwrap();
+    let err = ClientProperties::from_java_file(&path).unwrap_err();
+    assert!(matches!(err, Error::ReadFile { .. }), "{err:?}");
+    std::fs::write(&path, "ssl.truststore.type=JKS\n").unwrap();
+    let err = ClientProperties::from_java_file(&path).unwrap_err();
+    assert!(err.to_string().contains("client.properties"), "{err}");
+}
+
+/// A fixed "now", so the time checks do not depend on the clock.
+fn fixed_now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 12, 3, 12, 0, 0).unwrap()
+}

@@ -1,0 +1,288 @@
+//! Reviewed plans: the plan file (`--plan-file` writes it, `--from-plan` applies it) and the
+//! comparison of a reviewed plan with one computed later.
+//!
+//! A plan file carries the snapshot id, the cluster it was made for, every target and the live
+//! values they were computed from, and a SHA-256 over all of that. Applying it re-checks the
+//! checksum, verifies the snapshot again, and recomputes the plan: if a target, the set of
+//! partitions or a range check changed, nothing is applied. Current offsets that moved (a
+//! consumer or connector committed in between) are allowed and reported.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::plan::{Action, Plan};
+use crate::error::{Error, Result};
+use crate::snapshot::manifest::sha256_hex;
+
+/// The kind marker of a plan file.
+pub const PLAN_KIND: &str = "offset-vault-restore-plan";
+/// Version of the plan file format (`MAJOR.MINOR`); readers accept minor versions of major 1.
+pub const PLAN_FORMAT_VERSION: &str = "1.0";
+
+/// The request options a plan was made with; applying it uses the same ones.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanRequest {
+    pub groups: Vec<String>,
+    pub connectors: Vec<String>,
+    pub topics: Vec<String>,
+    pub partitions: Vec<i32>,
+    pub on_out_of_range: super::OutOfRange,
+    pub skip_missing: bool,
+    pub stop_connectors: bool,
+    pub by_timestamp: bool,
+    pub allow_other_cluster: bool,
+    pub allow_partial: bool,
+}
+
+/// The body of a plan file: everything the checksum covers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanBody {
+    pub kind: String,
+    pub format_version: String,
+    pub created_at: DateTime<Utc>,
+    pub tool_version: String,
+    /// The Kafka cluster the plan was computed against.
+    pub cluster_id: String,
+    pub bootstrap_servers: String,
+    pub snapshot_id: String,
+    pub request: PlanRequest,
+    pub plan: Plan,
+}
+
+/// A plan file: the body and its SHA-256.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanFile {
+    #[serde(flatten)]
+    pub body: PlanBody,
+    /// SHA-256 of the compact JSON of the body.
+    pub sha256: String,
+}
+
+impl PlanFile {
+    /// Seals a body with its checksum.
+    pub fn seal(body: PlanBody) -> Self {
+        let sha256 = body_digest(&body);
+        PlanFile { body, sha256 }
+    }
+
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = serde_json::to_vec_pretty(self).expect("a plan file always serializes");
+        out.push(b'\n');
+        out
+    }
+
+    /// Reads and checks a plan file: kind, version, and checksum. Any problem is an error that
+    /// says what to do; nothing of the file is used unless all of it holds.
+    pub fn from_bytes(path: &str, bytes: &[u8]) -> Result<Self> {
+        #[derive(Deserialize)]
+        struct Head {
+            kind: Option<String>,
+            format_version: Option<String>,
+        }
+        let head: Head = serde_json::from_slice(bytes).map_err(|e| Error::Decode {
+            path: path.to_string(),
+            detail: format!("not a plan file (write one with restore --plan-file): {e}"),
+        })?;
+        if head.kind.as_deref() != Some(PLAN_KIND) {
+            return Err(Error::Decode {
+                path: path.to_string(),
+                detail: format!(
+                    "not a plan file: kind is {:?}, expected {PLAN_KIND:?}",
+                    head.kind.unwrap_or_default()
+                ),
+            });
+        }
+        let version = head.format_version.unwrap_or_default();
+        if version.split('.').next() != Some("1") {
+            return Err(Error::UnsupportedFormat {
+                path: path.to_string(),
+                found: version,
+                supported: 1,
+            });
+        }
+        let file: PlanFile = serde_json::from_slice(bytes).map_err(|e| Error::Decode {
+            path: path.to_string(),
+            detail: e.to_string(),
+        })?;
+        let actual = body_digest(&file.body);
+        if actual != file.sha256 {
+            return Err(Error::Integrity {
+                id: format!("plan file {path}"),
+                problems: vec![format!(
+                    "its content has SHA-256 {actual}, but the file says {}: it was changed after it was written; make a new plan with --plan-file",
+                    file.sha256
+                )],
+            });
+        }
+        if file.body.plan.snapshot_id != file.body.snapshot_id {
+            return Err(Error::Integrity {
+                id: format!("plan file {path}"),
+                problems: vec!["its plan is for another snapshot than the file names".into()],
+            });
+        }
+        Ok(file)
+    }
+}
+
+fn body_digest(body: &PlanBody) -> String {
+    sha256_hex(&serde_json::to_vec(body).expect("a plan body always serializes"))
+}
+
+/// A partition whose current offset moved between the review and now; allowed, and shown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Moved {
+    pub group_id: String,
+    pub topic: String,
+    pub partition: i32,
+    pub reviewed: Option<i64>,
+    pub now: Option<i64>,
+}
+
+/// The result of comparing a reviewed plan with a fresh one.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// What changed in a way that stops the restore, one line each.
+    pub changes: Vec<String>,
+    /// Current offsets that moved.
+    pub moved: Vec<Moved>,
+}
+
+impl Comparison {
+    pub fn is_same(&self) -> bool {
+        self.changes.is_empty()
+    }
+}
+
+/// What a partition's action says for the comparison: a commit to the target (whether or not
+/// the current offset already equals it), or the action itself.
+fn class(a: Action) -> &'static str {
+    match a {
+        Action::Reset | Action::NoChange => "commit",
+        Action::Clamped => "clamped",
+        Action::OutOfRange => "out-of-range",
+        Action::TopicMissing => "topic-missing",
+        Action::PartitionMissing => "partition-missing",
+        Action::Skipped => "skipped",
+        Action::NotInSnapshot => "not-in-snapshot",
+        Action::RangeUnknown => "range-unknown",
+    }
+}
+
+type Key = (String, String, i32);
+
+fn partitions(plan: &Plan) -> BTreeMap<Key, &super::plan::PartitionPlan> {
+    plan.groups
+        .iter()
+        .flat_map(|g| {
+            g.partitions
+                .iter()
+                .filter(|p| p.action != Action::NotInSnapshot)
+                .map(move |p| ((g.group_id.clone(), p.topic.clone(), p.partition), p))
+        })
+        .collect()
+}
+
+fn show(key: &Key) -> String {
+    format!("{} {}[{}]", key.0, key.1, key.2)
+}
+
+fn opt(v: Option<i64>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_else(|| "none".into())
+}
+
+/// Compares a reviewed plan with one computed now. Pure.
+pub fn compare(reviewed: &Plan, now: &Plan) -> Comparison {
+    let mut out = Comparison::default();
+    if reviewed.snapshot_id != now.snapshot_id {
+        out.changes.push(format!(
+            "the plan was made from snapshot {}, now from {}",
+            reviewed.snapshot_id, now.snapshot_id
+        ));
+    }
+    let before = partitions(reviewed);
+    let after = partitions(now);
+    for (key, r) in &before {
+        let Some(n) = after.get(key) else {
+            out.changes
+                .push(format!("{}: no longer in the plan", show(key)));
+            continue;
+        };
+        if r.target != n.target {
+            out.changes.push(format!(
+                "{}: target was {}, is now {}",
+                show(key),
+                opt(r.target),
+                opt(n.target)
+            ));
+        }
+        if class(r.action) != class(n.action) {
+            out.changes.push(format!(
+                "{}: was {}, is now {}{}",
+                show(key),
+                class(r.action),
+                class(n.action),
+                n.note
+                    .as_ref()
+                    .map(|note| format!(" ({note})"))
+                    .unwrap_or_default()
+            ));
+        }
+        if r.current != n.current {
+            out.moved.push(Moved {
+                group_id: key.0.clone(),
+                topic: key.1.clone(),
+                partition: key.2,
+                reviewed: r.current,
+                now: n.current,
+            });
+        }
+    }
+    for key in after.keys().filter(|k| !before.contains_key(*k)) {
+        out.changes.push(format!("{}: new in the plan", show(key)));
+    }
+    compare_connectors(reviewed, now, &mut out.changes);
+    out
+}
+
+fn compare_connectors(reviewed: &Plan, now: &Plan, changes: &mut Vec<String>) {
+    let by_name = |p: &Plan| -> BTreeMap<String, super::plan::ConnectorPlan> {
+        p.connectors
+            .iter()
+            .map(|c| (c.name.clone(), c.clone()))
+            .collect()
+    };
+    let (before, after) = (by_name(reviewed), by_name(now));
+    for (name, r) in &before {
+        let Some(n) = after.get(name) else {
+            changes.push(format!("connector {name}: no longer in the plan"));
+            continue;
+        };
+        if r.method != n.method {
+            changes.push(format!(
+                "connector {name}: offsets were to be set via {}, now via {}",
+                r.method, n.method
+            ));
+        }
+        let targets = |c: &super::plan::ConnectorPlan| -> Vec<(String, String)> {
+            let mut t: Vec<(String, String)> = c
+                .offsets
+                .iter()
+                .map(|o| (o.partition.to_string(), o.target.to_string()))
+                .collect();
+            t.sort();
+            t
+        };
+        if targets(r) != targets(n) {
+            changes.push(format!("connector {name}: its target offsets changed"));
+        }
+    }
+    for name in after.keys().filter(|k| !before.contains_key(*k)) {
+        changes.push(format!("connector {name}: new in the plan"));
+    }
+}
+
+#[cfg(test)]
+#[path = "review_tests.rs"]
+mod tests;

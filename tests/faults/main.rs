@@ -1,0 +1,443 @@
+//! Fault injection: real services are killed by PID at chosen steps of a snapshot or a restore,
+//! and brought back. A failpoint compiled into the test build (`--features failpoints`) holds the
+//! command at the step until the test has killed the service, so each fault lands exactly there.
+//!
+//! These tests stop services every other test uses, so they live in their own test binary (cargo
+//! runs test binaries one after another) and run one at a time within it.
+#![allow(dead_code)]
+
+#[path = "../integration/support/mod.rs"]
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use support::ov::{local_store, ov, ov_raw_env, Run};
+use support::services::{kill_service, start_service, Service};
+use support::{connect, env, kafka, kcg, s3, unique_name};
+
+/// One fault test at a time: they stop shared services.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Starts a killed service again when the test ends, also when it fails.
+struct Revive(Service);
+
+impl Drop for Revive {
+    fn drop(&mut self) {
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/test-env");
+        let _ = std::process::Command::new(script)
+            .args(["start", self.0.name()])
+            .env("OV_TEST_ENV_DIR", env::test_env_dir())
+            .stdin(std::process::Stdio::null())
+            .status();
+    }
+}
+
+/// A failpoint rendezvous directory: the binary writes `<point>.reached` and waits for
+/// `<point>.go`.
+struct Rendezvous {
+    dir: tempfile::TempDir,
+}
+
+impl Rendezvous {
+    fn new() -> Self {
+        Rendezvous {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    fn failpoints(&self, point: &str) -> String {
+        format!("{point}=return({})", self.dir.path().display())
+    }
+
+    async fn reached(&self, point: &str) {
+        let file = self.dir.path().join(format!("{point}.reached"));
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !file.exists() {
+            assert!(Instant::now() < deadline, "failpoint {point} never reached");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    fn go(&self, point: &str) {
+        std::fs::write(self.dir.path().join(format!("{point}.go")), b"go").expect("go file");
+    }
+}
+
+/// Runs offset-vault in the background with a failpoint set.
+fn spawn_ov(store: &str, args: &[&str], failpoints: String) -> tokio::task::JoinHandle<Run> {
+    let mut all: Vec<String> = vec![
+        "--bootstrap-server".into(),
+        env::bootstrap(),
+        "--connect-url".into(),
+        env::connect_url(),
+        "--store".into(),
+        store.into(),
+        "--timeout".into(),
+        "5s".into(),
+    ];
+    all.extend(args.iter().map(|a| a.to_string()));
+    tokio::spawn(async move { ov_raw_env(all, &[("FAILPOINTS", failpoints.as_str())]).await })
+}
+
+async fn reference(group: &str, topic: &str) -> BTreeMap<i32, i64> {
+    kcg::kcg_describe(group)
+        .await
+        .into_iter()
+        .filter(|r| r.topic == topic)
+        .filter_map(|r| Some((r.partition, r.current_offset?)))
+        .collect()
+}
+
+fn take(n: usize) -> kafka::Take {
+    kafka::Take::per_partition(&[(0, n)])
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn broker_killed_while_committing_a_multi_group_restore() {
+    let _serial = SERIAL.lock().await;
+    if !env::require_kafka() {
+        return;
+    }
+    let topic = unique_name("fault-commit");
+    kafka::create_topic(&topic, 1).await;
+    kafka::produce(&topic, 0, 100).await;
+    let groups: Vec<String> = (0..3)
+        .map(|i| unique_name(&format!("fault-commit-g{i}")))
+        .collect();
+    for g in &groups {
+        kafka::consume_and_commit(g, &topic, take(10)).await;
+    }
+    let (_dir, store) = local_store();
+    let mut args = vec!["snapshot".to_string(), "--output".into(), "json".into()];
+    for g in &groups {
+        args.extend(["--group".to_string(), g.clone()]);
+    }
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let id = ov(&store, &argv).await.ok().json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for g in &groups {
+        kafka::consume_and_commit(g, &topic, take(50)).await;
+    }
+
+    let point = "restore-after-group-commit";
+    let rv = Rendezvous::new();
+    let run = spawn_ov(
+        &store,
+        &[
+            "restore",
+            &id,
+            "--execute",
+            "--settle",
+            "0s",
+            "--output",
+            "json",
+        ],
+        rv.failpoints(point),
+    );
+    rv.reached(point).await;
+    let revive = Revive(Service::Kafka);
+    kill_service(Service::Kafka).await;
+    rv.go(point);
+    let failed = run.await.unwrap().expect_code(12);
+    let out = failed.json();
+    assert_eq!(out["status"], "partially-applied", "{out:#}");
+    let undo = out["undo_snapshot"].as_str().expect("undo id").to_string();
+    assert!(
+        failed.stderr.contains(&format!("undo snapshot {undo}")),
+        "the undo id was printed before the first change:\n{}",
+        failed.stderr
+    );
+    let errors = out["errors"].to_string();
+    assert!(
+        errors.contains(&groups[1]) && errors.contains("stopped partway"),
+        "{errors}"
+    );
+
+    start_service(Service::Kafka).await;
+    drop(revive);
+    // The first group was committed before the broker went away; the others were not.
+    let now: Vec<BTreeMap<i32, i64>> =
+        futures::future::join_all(groups.iter().map(|g| reference(g, &topic))).await;
+    assert_eq!(now[0], BTreeMap::from([(0, 10)]), "{now:?}");
+    assert_eq!(now[1], BTreeMap::from([(0, 60)]), "{now:?}");
+    assert_eq!(now[2], BTreeMap::from([(0, 60)]), "{now:?}");
+
+    // The undo snapshot brings back exactly the offsets from before the restore.
+    ov(&store, &["restore", &undo, "--execute", "--settle", "0s"])
+        .await
+        .ok();
+    for g in &groups {
+        assert_eq!(reference(g, &topic).await, BTreeMap::from([(0, 60)]), "{g}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn connect_killed_after_the_connectors_were_stopped() {
+    let _serial = SERIAL.lock().await;
+    if !env::require_connect() {
+        return;
+    }
+    let topic = unique_name("fault-connect");
+    kafka::create_topic(&topic, 1).await;
+    kafka::produce(&topic, 0, 10).await;
+    let dir = tempfile::tempdir().unwrap();
+    let name = unique_name("fault-connect-sink");
+    let cleanup = connect::ConnectorCleanup::new(&name);
+    connect::create_connector(
+        &name,
+        connect::file_sink(&topic, &dir.path().join("out.txt")),
+    )
+    .await;
+    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
+    let group = format!("connect-{name}");
+    support::poll::eventually("the sink to commit 10", Duration::from_secs(60), || async {
+        (reference(&group, &topic).await.get(&0) == Some(&10)).then_some(())
+    })
+    .await;
+    let (_d, store) = local_store();
+    let id = support::ov::snapshot(&store, &["--connector", &name]).await;
+    kafka::produce(&topic, 0, 5).await;
+    support::poll::eventually("the sink to commit 15", Duration::from_secs(60), || async {
+        (reference(&group, &topic).await.get(&0) == Some(&15)).then_some(())
+    })
+    .await;
+
+    let point = "restore-connectors-stopped";
+    let rv = Rendezvous::new();
+    let run = spawn_ov(
+        &store,
+        &[
+            "restore",
+            &id,
+            "--stop-connectors",
+            "--execute",
+            "--settle",
+            "0s",
+            "--output",
+            "json",
+        ],
+        rv.failpoints(point),
+    );
+    rv.reached(point).await;
+    let revive = Revive(Service::Connect);
+    kill_service(Service::Connect).await;
+    rv.go(point);
+    let failed = run.await.unwrap().expect_code(13);
+    let out = failed.json();
+    let conn = &out["connectors"][0];
+    assert_eq!(conn["name"], name.as_str(), "{out:#}");
+    assert_eq!(conn["resumed"], false);
+    let command = conn["resume_command"]
+        .as_str()
+        .expect("resume command")
+        .to_string();
+    assert!(
+        command.contains(&format!("/connectors/{name}/resume")),
+        "{command}"
+    );
+    assert!(
+        failed.stdout.contains(&command) || out.to_string().contains(&command),
+        "the command is printed"
+    );
+
+    start_service(Service::Connect).await;
+    drop(revive);
+    let status = connect::connector_status(&name)
+        .await
+        .expect("connector exists");
+    assert_eq!(
+        status["connector"]["state"], "STOPPED",
+        "left stopped: {status:#}"
+    );
+    // The printed command resumes it.
+    let ran = std::process::Command::new("sh")
+        .args(["-c", &format!("{command} --fail --silent --show-error")])
+        .output()
+        .expect("run the resume command");
+    assert!(ran.status.success(), "{ran:?}");
+    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
+    cleanup.delete().await;
+}
+
+fn snapshot_folders(store: &str) -> Vec<PathBuf> {
+    let root = Path::new(store).join("snapshots");
+    let mut out = Vec::new();
+    for day in std::fs::read_dir(root).into_iter().flatten().flatten() {
+        for snap in std::fs::read_dir(day.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            out.push(snap.path());
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_killed_in_the_middle_of_a_snapshot() {
+    let _serial = SERIAL.lock().await;
+    if !env::require_kafka() || !env::require_s3() {
+        return;
+    }
+    let topic = unique_name("fault-s3");
+    kafka::create_topic(&topic, 1).await;
+    kafka::produce(&topic, 0, 10).await;
+    let group = unique_name("fault-s3-g");
+    kafka::consume_and_commit(&group, &topic, take(4)).await;
+    let store = s3::s3_url(&unique_name("fault-s3"));
+
+    let point = "snapshot-before-manifest";
+    let rv = Rendezvous::new();
+    let run = spawn_ov(
+        &store,
+        &["snapshot", "--group", &group],
+        rv.failpoints(point),
+    );
+    rv.reached(point).await;
+    let revive = Revive(Service::S3);
+    kill_service(Service::S3).await;
+    rv.go(point);
+    let failed = run.await.unwrap();
+    assert_ne!(failed.code, 0, "{failed:?}");
+    assert!(failed.stdout.trim().is_empty(), "no id printed: {failed:?}");
+    start_service(Service::S3).await;
+    drop(revive);
+
+    // No snapshot is complete; the data files written before the fault show as incomplete.
+    let listed = ov(&store, &["list", "--output", "json"]).await.ok().json();
+    let all = listed.as_array().unwrap();
+    assert!(all.iter().all(|l| l["complete"] == false), "{listed:#}");
+    assert_eq!(all.len(), 1, "{listed:#}");
+    let complete = ov(&store, &["list", "--complete-only", "--output", "json"])
+        .await
+        .ok()
+        .json();
+    assert_eq!(complete, Value::Array(vec![]));
+    ov(&store, &["restore", "--latest", "--group", &group])
+        .await
+        .expect_code(4);
+
+    // The next snapshot, with the server back, succeeds and verifies.
+    let id = support::ov::snapshot(&store, &["--group", &group]).await;
+    ov(&store, &["verify", &id]).await.ok();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn broker_killed_in_the_middle_of_a_snapshot() {
+    let _serial = SERIAL.lock().await;
+    if !env::require_kafka() {
+        return;
+    }
+    let topic = unique_name("fault-snap");
+    kafka::create_topic(&topic, 2).await;
+    kafka::produce(&topic, 0, 10).await;
+    kafka::produce(&topic, 1, 10).await;
+    let group = unique_name("fault-snap-g");
+    kafka::consume_and_commit(
+        &group,
+        &topic,
+        kafka::Take::per_partition(&[(0, 3), (1, 3)]),
+    )
+    .await;
+    let (_d, store) = local_store();
+
+    let point = "snapshot-after-describe";
+    let rv = Rendezvous::new();
+    let run = spawn_ov(
+        &store,
+        &["snapshot", "--group", &group],
+        rv.failpoints(point),
+    );
+    rv.reached(point).await;
+    let revive = Revive(Service::Kafka);
+    kill_service(Service::Kafka).await;
+    rv.go(point);
+    let failed = run.await.unwrap().expect_code(3);
+    assert!(failed.stdout.trim().is_empty(), "no id printed: {failed:?}");
+    let folders = snapshot_folders(&store);
+    assert!(
+        folders.iter().all(|f| !f.join("manifest.json").exists()),
+        "no manifest: {folders:?}"
+    );
+    start_service(Service::Kafka).await;
+    drop(revive);
+    let id = support::ov::snapshot(&store, &["--group", &group]).await;
+    ov(&store, &["verify", &id]).await.ok();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_after_the_connectors_were_stopped_resumes_them() {
+    let _serial = SERIAL.lock().await;
+    if !env::require_connect() {
+        return;
+    }
+    let topic = unique_name("fault-sigint");
+    kafka::create_topic(&topic, 1).await;
+    kafka::produce(&topic, 0, 6).await;
+    let dir = tempfile::tempdir().unwrap();
+    let name = unique_name("fault-sigint-sink");
+    let cleanup = connect::ConnectorCleanup::new(&name);
+    connect::create_connector(
+        &name,
+        connect::file_sink(&topic, &dir.path().join("out.txt")),
+    )
+    .await;
+    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
+    let group = format!("connect-{name}");
+    support::poll::eventually("the sink to commit 6", Duration::from_secs(60), || async {
+        (reference(&group, &topic).await.get(&0) == Some(&6)).then_some(())
+    })
+    .await;
+    let (_d, store) = local_store();
+    let id = support::ov::snapshot(&store, &["--connector", &name]).await;
+    kafka::produce(&topic, 0, 4).await;
+    support::poll::eventually("the sink to commit 10", Duration::from_secs(60), || async {
+        (reference(&group, &topic).await.get(&0) == Some(&10)).then_some(())
+    })
+    .await;
+
+    let point = "restore-connectors-stopped";
+    let rv = Rendezvous::new();
+    let run = spawn_ov(
+        &store,
+        &[
+            "restore",
+            &id,
+            "--stop-connectors",
+            "--execute",
+            "--output",
+            "json",
+        ],
+        rv.failpoints(point),
+    );
+    rv.reached(point).await;
+    let pid = std::fs::read_to_string(rv.dir.path().join(format!("{point}.reached"))).unwrap();
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", pid.trim()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    rv.go(point);
+    let out = run.await.unwrap().expect_code(130).json();
+    assert_eq!(out["status"], "not-applied", "{out:#}");
+    assert_eq!(out["connectors"][0]["resumed"], true, "{out:#}");
+    assert!(out["errors"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("interrupted"));
+    assert_eq!(
+        out["undo_snapshot"],
+        Value::Null,
+        "nothing was changed, no undo"
+    );
+    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
+    assert_eq!(reference(&group, &topic).await, BTreeMap::from([(0, 10)]));
+    cleanup.delete().await;
+}

@@ -1,0 +1,184 @@
+//! Connection settings and reachability checks.
+//!
+//! Every setting comes from an environment variable and defaults to the local environment that
+//! `scripts/test-env up` starts (see `scripts/test-env env`). A test that needs a service calls
+//! `require_*` first: when the service does not answer, the test prints a loud SKIPPED line and
+//! returns, except under CI (`CI` set), where it fails.
+
+use std::net::{TcpStream, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+fn env_or(name: &str, default: &str) -> String {
+    match std::env::var(name) {
+        Ok(value) if !value.trim().is_empty() => value,
+        _ => default.to_string(),
+    }
+}
+
+/// Kafka bootstrap servers (`OV_BOOTSTRAP`).
+pub fn bootstrap() -> String {
+    env_or("OV_BOOTSTRAP", "127.0.0.1:19092")
+}
+
+/// Base URL of the Kafka Connect REST API, without a trailing slash (`OV_CONNECT_URL`).
+pub fn connect_url() -> String {
+    env_or("OV_CONNECT_URL", "http://127.0.0.1:18083")
+        .trim_end_matches('/')
+        .to_string()
+}
+
+/// S3 endpoint (`OV_S3_ENDPOINT`).
+pub fn s3_endpoint() -> String {
+    env_or("OV_S3_ENDPOINT", "http://127.0.0.1:19000")
+}
+
+/// S3 bucket (`OV_S3_BUCKET`).
+pub fn s3_bucket() -> String {
+    env_or("OV_S3_BUCKET", "offset-vault-test")
+}
+
+/// S3 access key id (`OV_S3_ACCESS_KEY`).
+pub fn s3_access_key() -> String {
+    env_or("OV_S3_ACCESS_KEY", "ovtestaccess")
+}
+
+/// S3 secret access key (`OV_S3_SECRET_KEY`).
+pub fn s3_secret_key() -> String {
+    env_or("OV_S3_SECRET_KEY", "ovtestsecret-0123456789")
+}
+
+/// S3 region (`OV_S3_REGION`).
+pub fn s3_region() -> String {
+    env_or("OV_S3_REGION", "us-east-1")
+}
+
+/// The cache directory of `scripts/test-env` (`OV_CACHE_DIR`, default `~/.cache/offset-vault`).
+pub fn cache_dir() -> PathBuf {
+    match std::env::var("OV_CACHE_DIR") {
+        Ok(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => PathBuf::from(env_or("HOME", "/root")).join(".cache/offset-vault"),
+    }
+}
+
+/// Python interpreter with pyarrow (`OV_PYTHON`, default: the venv that `scripts/test-env` makes).
+pub fn python() -> PathBuf {
+    match std::env::var("OV_PYTHON") {
+        Ok(path) if !path.is_empty() => PathBuf::from(path),
+        _ => cache_dir().join("venv/bin/python"),
+    }
+}
+
+/// Directory with the Kafka tool wrappers (`OV_KAFKA_TOOLS_DIR`, default: the repository's `scripts/`).
+pub fn kafka_tools_dir() -> PathBuf {
+    match std::env::var("OV_KAFKA_TOOLS_DIR") {
+        Ok(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts"),
+    }
+}
+
+/// The scratch directory of `scripts/test-env`, with its pid files (`OV_TEST_ENV_DIR`, default:
+/// the repository's `target/test-env`).
+pub fn test_env_dir() -> PathBuf {
+    match std::env::var("OV_TEST_ENV_DIR") {
+        Ok(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-env"),
+    }
+}
+
+/// True when running under CI (the `CI` variable is set): missing services are then a failure,
+/// never a skip.
+pub fn in_ci() -> bool {
+    std::env::var_os("CI").is_some_and(|v| !v.is_empty())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reachability
+
+/// Host and port of a `host:port` or `scheme://host:port/...` address.
+fn host_port(address: &str, default_port: u16) -> String {
+    let rest = address.split_once("://").map_or(address, |(_, rest)| rest);
+    let authority = rest.split('/').next().unwrap_or(rest);
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
+    if authority
+        .rsplit_once(':')
+        .is_some_and(|(_, port)| port.parse::<u16>().is_ok())
+    {
+        authority.to_string()
+    } else {
+        format!("{authority}:{default_port}")
+    }
+}
+
+fn reachable(host_port: &str) -> bool {
+    let Ok(addresses) = host_port.to_socket_addrs() else {
+        return false;
+    };
+    addresses
+        .into_iter()
+        .any(|address| TcpStream::connect_timeout(&address, Duration::from_secs(2)).is_ok())
+}
+
+/// Under CI: panics. Elsewhere: prints a loud SKIPPED line and returns false.
+fn unavailable(what: &str, detail: &str) -> bool {
+    let message = format!(
+        "{what} is not available ({detail}); start the test environment with `scripts/test-env up`"
+    );
+    if in_ci() {
+        panic!("{message} (CI is set, so this is a failure, not a skip)");
+    }
+    eprintln!();
+    eprintln!("**********************************************************************");
+    eprintln!("SKIPPED: {message}");
+    eprintln!("**********************************************************************");
+    false
+}
+
+fn require_tcp(what: &str, address: &str, default_port: u16) -> bool {
+    let target = host_port(address, default_port);
+    if reachable(&target) {
+        true
+    } else {
+        unavailable(what, &format!("nothing answers at {target}"))
+    }
+}
+
+/// Checks that the Kafka broker answers. See [`unavailable`] for what happens when it does not.
+pub fn require_kafka() -> bool {
+    let servers = bootstrap();
+    let first = servers
+        .split(',')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    require_tcp("Kafka", &first, 9092)
+}
+
+/// Checks that the Kafka Connect REST API answers.
+pub fn require_connect() -> bool {
+    require_tcp("Kafka Connect", &connect_url(), 80)
+}
+
+/// Checks that the S3 server answers.
+pub fn require_s3() -> bool {
+    require_tcp("The S3 server", &s3_endpoint(), 80)
+}
+
+/// Checks that the Python interpreter exists and imports pyarrow.
+pub fn require_python() -> bool {
+    let python = python();
+    let ok = Command::new(&python)
+        .args(["-c", "import pyarrow"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if ok {
+        true
+    } else {
+        unavailable(
+            "Python with pyarrow",
+            &format!("{} cannot import pyarrow", python.display()),
+        )
+    }
+}

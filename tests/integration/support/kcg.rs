@@ -1,0 +1,164 @@
+//! The reference tool: running the real `kafka-consumer-groups` (and the other Kafka tools) and
+//! parsing their output.
+
+use std::process::Command;
+
+use super::blocking;
+use super::env::{bootstrap, kafka_tools_dir};
+
+/// Output of one run of a Kafka tool.
+#[derive(Debug, Clone)]
+pub struct ToolOutput {
+    pub success: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs a tool from [`kafka_tools_dir`] (e.g. `kafka-consumer-groups`) with the given arguments.
+pub async fn run_kafka_tool(tool: &str, args: &[&str]) -> ToolOutput {
+    let program = kafka_tools_dir().join(tool);
+    let args: Vec<String> = args.iter().map(|a| (*a).to_string()).collect();
+    blocking(move || {
+        let output = Command::new(&program)
+            .args(&args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
+        ToolOutput {
+            success: output.status.success(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    })
+    .await
+}
+
+/// Runs `kafka-consumer-groups --bootstrap-server <OV_BOOTSTRAP> ARGS...`.
+pub async fn kcg(args: &[&str]) -> ToolOutput {
+    let bootstrap = bootstrap();
+    let mut all = vec!["--bootstrap-server", bootstrap.as_str()];
+    all.extend_from_slice(args);
+    run_kafka_tool("kafka-consumer-groups", &all).await
+}
+
+/// One partition row of `kafka-consumer-groups --describe --group G`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KcgRow {
+    pub group: String,
+    pub topic: String,
+    pub partition: i32,
+    /// `None` where the tool prints `-` (no committed offset).
+    pub current_offset: Option<i64>,
+    pub log_end: Option<i64>,
+    pub lag: Option<i64>,
+    pub consumer_id: Option<String>,
+    pub host: Option<String>,
+    pub client_id: Option<String>,
+}
+
+fn dash_none(value: &str) -> Option<String> {
+    (value != "-").then(|| value.to_string())
+}
+
+fn dash_i64(value: &str, what: &str) -> Option<i64> {
+    (value != "-").then(|| {
+        value
+            .parse()
+            .unwrap_or_else(|e| panic!("kafka-consumer-groups {what} {value:?}: {e}"))
+    })
+}
+
+/// Parses the partition table of `kafka-consumer-groups --describe [--offsets] [--verbose]`.
+/// Columns are found by their header names, so optional columns (e.g. LEADER-EPOCH) do not matter.
+/// Lines that are not part of a table (blank lines, "Consumer group 'g' has no active members.")
+/// are skipped.
+pub fn parse_kcg_describe(stdout: &str) -> Vec<KcgRow> {
+    let mut rows = Vec::new();
+    let mut header: Option<Vec<&str>> = None;
+    for line in stdout.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.is_empty() {
+            header = None;
+            continue;
+        }
+        if fields[0] == "GROUP" && fields.contains(&"PARTITION") {
+            header = Some(fields);
+            continue;
+        }
+        let Some(columns) = header.as_ref() else {
+            continue;
+        };
+        if fields.len() != columns.len() {
+            continue;
+        }
+        let get = |name: &str| {
+            columns
+                .iter()
+                .position(|c| *c == name)
+                .map(|i| fields[i])
+                .unwrap_or("-")
+        };
+        rows.push(KcgRow {
+            group: get("GROUP").to_string(),
+            topic: get("TOPIC").to_string(),
+            partition: get("PARTITION")
+                .parse()
+                .unwrap_or_else(|e| panic!("kafka-consumer-groups partition in {line:?}: {e}")),
+            current_offset: dash_i64(get("CURRENT-OFFSET"), "CURRENT-OFFSET"),
+            log_end: dash_i64(get("LOG-END-OFFSET"), "LOG-END-OFFSET"),
+            lag: dash_i64(get("LAG"), "LAG"),
+            consumer_id: dash_none(get("CONSUMER-ID")),
+            host: dash_none(get("HOST")),
+            client_id: dash_none(get("CLIENT-ID")),
+        });
+    }
+    rows.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+    rows
+}
+
+/// `kafka-consumer-groups --describe --group G`, parsed. Panics if the tool reports an error
+/// (it prints "Error: ..." and still exits 0 for a group that does not exist).
+pub async fn kcg_describe(group: &str) -> Vec<KcgRow> {
+    let out = kcg(&["--describe", "--group", group]).await;
+    assert!(
+        out.success && !out.stdout.contains("Error:"),
+        "kafka-consumer-groups --describe --group {group} failed:\n{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    parse_kcg_describe(&out.stdout)
+}
+
+/// The STATE column of `kafka-consumer-groups --describe --group G --state` (e.g. "Empty",
+/// "Stable"), or `None` when the tool says the group does not exist.
+pub async fn kcg_group_state(group: &str) -> Option<String> {
+    let out = kcg(&["--describe", "--group", group, "--state"]).await;
+    if out.stdout.contains("does not exist") || out.stdout.contains("not found") {
+        return None;
+    }
+    assert!(
+        out.success && !out.stdout.contains("Error:"),
+        "kafka-consumer-groups --describe --state --group {group} failed:\n{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    parse_kcg_state(&out.stdout, group)
+}
+
+/// Parses `--describe --state` output. The COORDINATOR (ID) column holds spaces, so the STATE
+/// value is located by the header's column position (the tool pads columns to align).
+pub fn parse_kcg_state(stdout: &str, group: &str) -> Option<String> {
+    let mut state_column: Option<usize> = None;
+    for line in stdout.lines() {
+        if line.starts_with("GROUP") {
+            state_column = line.find(" STATE").map(|i| i + 1);
+            continue;
+        }
+        if let Some(column) = state_column {
+            if line.split_whitespace().next() == Some(group) && line.len() > column {
+                return line[column..].split_whitespace().next().map(str::to_string);
+            }
+        }
+    }
+    None
+}

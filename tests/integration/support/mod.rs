@@ -1,0 +1,75 @@
+//! Support for the integration tests, by concern:
+//!
+//! - [`env`]: settings from the `OV_*` variables, and the reachability checks that skip a test
+//!   (or fail it under CI) when a service is missing;
+//! - [`kafka`]: topics, producing, consuming and committing, group members, committed offsets;
+//! - [`kcg`]: the real `kafka-consumer-groups` tool and parsers of its output;
+//! - [`connect`]: the Kafka Connect REST API and FileStream connector configs;
+//! - [`s3`]: clients and URLs for the S3 server;
+//! - [`poll`]: [`poll::eventually`], the one way tests wait for something;
+//! - [`services`]: stopping, killing and starting the real services for fault injection;
+//! - [`ov`]: running the `offset-vault` binary.
+//!
+//! Helpers that block (consumers, metadata, the command-line tools) run on tokio's blocking pool,
+//! so they can be awaited from `#[tokio::test(flavor = "multi_thread")]` tests.
+#![allow(dead_code)]
+
+pub mod connect;
+pub mod env;
+pub mod kafka;
+pub mod kcg;
+pub mod ov;
+pub mod poll;
+pub mod s3;
+pub mod services;
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+// ---------------------------------------------------------------------------------------------
+// Unique names
+
+static NAME_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A name unique to this run, valid as a topic, group or connector name:
+/// `<prefix>-<unix millis>-<counter>-<random hex>`.
+pub fn unique_name(prefix: &str) -> String {
+    let millis = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock before 1970")
+        .as_millis();
+    let counter = NAME_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let mut hasher = RandomState::new().build_hasher();
+    hasher.write_u64(counter);
+    hasher.write_u32(std::process::id());
+    let random = hasher.finish() & 0xffff_ffff;
+    let prefix: String = prefix
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    format!("{prefix}-{millis}-{counter}-{random:08x}")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running blocking code from async tests
+
+/// Runs blocking code on tokio's blocking pool; a panic inside is re-raised with its message.
+pub async fn blocking<T, F>(f: F) -> T
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    match tokio::task::spawn_blocking(f).await {
+        Ok(value) => value,
+        Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+        Err(error) => panic!("blocking task failed: {error}"),
+    }
+}
