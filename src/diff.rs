@@ -13,7 +13,8 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 pub use connectors::{
-    diff_connector, ConfigValue, ConnectorDiff, ConnectorView, KeyChange, OffsetChange,
+    diff_connector, ConfigValue, ConnectorChange, ConnectorDiff, ConnectorView, KeyChange,
+    OffsetChange,
 };
 
 use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot};

@@ -333,7 +333,7 @@ fn connector_offsets_are_compared_by_partition() {
         ]),
     );
     let d = diff_connector(Some(&old), Some(&new)).expect("a difference");
-    assert_eq!(d.change, "changed");
+    assert_eq!(d.change, ConnectorChange::Changed);
     assert_eq!(
         d.offsets,
         vec![OffsetChange {
@@ -343,8 +343,14 @@ fn connector_offsets_are_compared_by_partition() {
         }]
     );
     assert!(diff_connector(Some(&old), Some(&old)).is_none());
-    assert_eq!(diff_connector(Some(&old), None).unwrap().change, "removed");
-    assert_eq!(diff_connector(None, Some(&old)).unwrap().change, "added");
+    assert_eq!(
+        diff_connector(Some(&old), None).unwrap().change,
+        ConnectorChange::Removed
+    );
+    assert_eq!(
+        diff_connector(None, Some(&old)).unwrap().change,
+        ConnectorChange::Added
+    );
 }
 
 #[test]
