@@ -11,7 +11,6 @@ use std::process::Command;
 use std::time::Instant;
 
 use chrono::{DateTime, Duration, SubsecRound, Utc};
-use offset_vault::kafka::{GroupState, GroupType};
 use offset_vault::snapshot::manifest::{
     content_sha256, FileEntry, Format, Manifest, Summary, CONNECTORS_FILE,
 };
@@ -35,9 +34,9 @@ fn content(rows: usize, moved: i64) -> SnapshotContent {
     let groups = (0..groups)
         .map(|g| GroupSnapshot {
             group_id: format!("group-{g:06}"),
-            state: GroupState::Empty,
+            state: offset_vault::kafka::GroupState::Empty,
             protocol_type: "consumer".into(),
-            group_type: GroupType::Classic,
+            group_type: offset_vault::kafka::GroupType::Classic,
             members: vec![],
             connector: None,
             partitions: (0..PER_GROUP.min(rows - g * PER_GROUP))
@@ -53,6 +52,7 @@ fn content(rows: usize, moved: i64) -> SnapshotContent {
                         log_end_offset: Some(offset + 5000),
                         lag: Some(5000),
                         last_record_timestamp: None,
+                        topic_id: None,
                     }
                 })
                 .collect(),

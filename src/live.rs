@@ -28,6 +28,8 @@ pub struct LiveView {
     /// Partition count per existing topic.
     pub topics: BTreeMap<String, i32>,
     pub watermarks: BTreeMap<TopicPartition, Watermarks>,
+    /// The id of each topic of the plan that exists (a recreated topic has a new one).
+    pub topic_ids: BTreeMap<String, String>,
     /// Targets are translated by time (`--by-timestamp`).
     pub by_timestamp: bool,
     /// Per (group, partition): the target translated by time, with a note.
@@ -119,7 +121,13 @@ pub async fn read(
         .flat_map(|g| g.partitions.iter().map(|p| (p.topic.clone(), p.partition)))
         .filter(|(t, p)| view.topics.get(t).is_some_and(|n| p < n))
         .collect();
-    view.watermarks = kafka.watermarks(&partitions).await?;
+    let names: BTreeSet<String> = partitions.iter().map(|(t, _)| t.clone()).collect();
+    let (marks, ids) = futures::try_join!(
+        kafka.watermarks(&partitions),
+        kafka.topic_ids(names.into_iter().collect())
+    )?;
+    view.watermarks = marks;
+    view.topic_ids = ids;
     if by_timestamp {
         view.translated = translate_by_time(kafka, groups, &view).await?;
         view.by_timestamp = true;

@@ -11,7 +11,7 @@ use super::output::print_json;
 use super::{Cli, OutputFormat};
 use crate::error::{exit, Error, Result};
 use crate::format::csv::{self as csv_form, CsvOffset};
-use crate::kafka::{GroupState, GroupType, KafkaClient, TopicPartition};
+use crate::kafka::{KafkaClient, TopicPartition};
 use crate::snapshot::manifest::{content_sha256, FileEntry, Manifest, Summary, CONNECTORS_FILE};
 use crate::snapshot::model::{
     GroupSnapshot, Member, PartitionOffset, Selection, SnapshotContent, SnapshotKind, SnapshotMeta,
@@ -126,16 +126,19 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> Result<i32> {
     let groups: Vec<GroupSnapshot> = by_group
         .into_iter()
         .map(|(group_id, rows)| {
-            let desc = described.get(&group_id);
+            let found = described.get(&group_id);
+            let desc = found.filter(|d| d.error.is_none());
             GroupSnapshot {
-                state: desc.map(|d| d.state.clone()).unwrap_or_else(|| {
-                    GroupState::Unknown("the coordinator did not describe it".into())
+                state: found.map(|d| d.state.clone()).unwrap_or_else(|| {
+                    crate::kafka::GroupState::Unknown("the coordinator did not describe it".into())
                 }),
                 protocol_type: match desc {
                     Some(d) if d.is_simple => String::new(),
                     _ => "consumer".into(),
                 },
-                group_type: desc.map(|d| d.group_type).unwrap_or(GroupType::Unknown),
+                group_type: desc
+                    .map(|d| d.group_type)
+                    .unwrap_or(crate::kafka::GroupType::Unknown),
                 members: desc
                     .map(|d| {
                         d.members
@@ -164,6 +167,7 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> Result<i32> {
                             log_end_offset: log_end,
                             lag: log_end.map(|e| (e - r.offset).max(0)),
                             last_record_timestamp: None,
+                            topic_id: None,
                         }
                     })
                     .collect(),

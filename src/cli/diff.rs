@@ -16,7 +16,7 @@ use crate::diff::{
     diff_connector, snapshot_rows, ConnectorDiff, ConnectorView, Filter, PartitionDiff, Row,
 };
 use crate::error::{exit, Error, Result};
-use crate::kafka::{GroupState, GroupType, KafkaClient};
+use crate::kafka::KafkaClient;
 use crate::live::LiveView;
 use crate::snapshot::choose::{choose, Choice, Eligible};
 use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot, SnapshotContent};
@@ -254,9 +254,9 @@ async fn read_live(
 fn placeholder(group: &str) -> GroupSnapshot {
     GroupSnapshot {
         group_id: group.to_string(),
-        state: GroupState::Unknown("not in the snapshot".into()),
+        state: crate::kafka::GroupState::Unknown("not in the snapshot".into()),
         protocol_type: String::new(),
-        group_type: GroupType::Unknown,
+        group_type: crate::kafka::GroupType::Unknown,
         members: vec![],
         connector: None,
         partitions: vec![],

@@ -314,7 +314,7 @@ pub struct RestoreArgs {
     pub allow_partial: bool,
     /// Apply exactly the plan in FILE (written by --plan-file): its checksum, snapshot and
     /// cluster are checked, and nothing is applied if the plan computed now differs.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["id", "latest", "before", "include_undo", "allow_partial", "groups", "connectors", "topics", "partitions", "on_out_of_range", "skip_missing", "stop_connectors", "allow_other_cluster", "by_timestamp", "plan_file"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["id", "latest", "before", "include_undo", "allow_partial", "groups", "connectors", "topics", "partitions", "on_out_of_range", "skip_missing", "allow_recreated_topics", "stop_connectors", "allow_other_cluster", "by_timestamp", "plan_file"])]
     pub from_plan: Option<PathBuf>,
     /// Restore only this group (repeatable). Default: everything in the snapshot.
     #[arg(long = "group", value_name = "GROUP")]
@@ -337,6 +337,11 @@ pub struct RestoreArgs {
     /// Leave out partitions whose topic or partition no longer exists instead of failing.
     #[arg(long)]
     pub skip_missing: bool,
+    /// Apply the snapshot's offsets to a topic that was deleted and created again since (its
+    /// id differs), as they are. Without it such partitions fail the plan; --by-timestamp
+    /// translates them instead.
+    #[arg(long)]
+    pub allow_recreated_topics: bool,
     /// Stop connectors whose offsets change (PUT /connectors/NAME/stop), and return them to
     /// their earlier state afterwards, also when the restore fails.
     #[arg(long)]

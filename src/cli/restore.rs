@@ -42,6 +42,7 @@ fn request(args: &RestoreArgs, reviewed: Option<PlanFile>) -> Result<RestoreRequ
             plan: PlanOptions {
                 on_out_of_range: r.on_out_of_range,
                 skip_missing: r.skip_missing,
+                allow_recreated_topics: r.allow_recreated_topics,
                 stop_connectors: r.stop_connectors,
             },
             allow_other_cluster: r.allow_other_cluster,
@@ -79,6 +80,7 @@ fn request(args: &RestoreArgs, reviewed: Option<PlanFile>) -> Result<RestoreRequ
         plan: PlanOptions {
             on_out_of_range: args.on_out_of_range,
             skip_missing: args.skip_missing,
+            allow_recreated_topics: args.allow_recreated_topics,
             stop_connectors: args.stop_connectors,
         },
         allow_other_cluster: args.allow_other_cluster,
@@ -99,6 +101,7 @@ fn plan_request(req: &RestoreRequest) -> PlanRequest {
         partitions: req.partitions.clone(),
         on_out_of_range: req.plan.on_out_of_range,
         skip_missing: req.plan.skip_missing,
+        allow_recreated_topics: req.plan.allow_recreated_topics,
         stop_connectors: req.plan.stop_connectors,
         by_timestamp: req.by_timestamp,
         allow_other_cluster: req.allow_other_cluster,

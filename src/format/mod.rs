@@ -68,10 +68,13 @@ mod tests {
             proptest::option::of(any::<i64>()),
             proptest::option::of(any::<i64>()),
             proptest::option::of(any::<i64>()),
-            proptest::option::of(0i64..4_102_444_800_000),
+            (
+                proptest::option::of(0i64..4_102_444_800_000),
+                proptest::option::of("[A-Za-z0-9_-]{22}"),
+            ),
         )
-            .prop_map(|(topic, partition, offset, epoch, md, s, e, lag, ts)| {
-                PartitionOffset {
+            .prop_map(
+                |(topic, partition, offset, epoch, md, s, e, lag, (ts, id))| PartitionOffset {
                     topic,
                     partition,
                     offset,
@@ -81,8 +84,9 @@ mod tests {
                     log_end_offset: e,
                     lag,
                     last_record_timestamp: ts.and_then(DateTime::<Utc>::from_timestamp_millis),
-                }
-            })
+                    topic_id: id,
+                },
+            )
     }
 
     fn group() -> impl Strategy<Value = GroupSnapshot> {
@@ -153,6 +157,7 @@ mod tests {
             log_end_offset: Some(i64::MAX),
             lag: Some(0),
             last_record_timestamp: None,
+            topic_id: None,
         });
         for format in [Format::Json, Format::Parquet] {
             let bytes = encode_offsets(format, &meta(), &g).unwrap();

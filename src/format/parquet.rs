@@ -49,6 +49,7 @@ pub fn schema() -> Schema {
         Field::new("log_end_offset", DataType::Int64, true),
         Field::new("lag", DataType::Int64, true),
         Field::new("last_record_timestamp", utc(TimeUnit::Millisecond), true),
+        Field::new("topic_id", DataType::Utf8, true),
     ])
 }
 
@@ -99,6 +100,7 @@ pub fn encode_offsets(meta: &SnapshotMeta, groups: &[GroupSnapshot]) -> Result<V
             )
             .with_timezone("UTC"),
         ),
+        column(&|_, p| p.topic_id.clone()),
     ];
     let headers: Vec<GroupSnapshot> = groups
         .iter()
@@ -225,6 +227,11 @@ fn decode(path: &str, bytes: Bytes) -> Result<(SnapshotMeta, Vec<GroupSnapshot>)
         let end = c.get::<Int64Array>("log_end_offset")?;
         let lag = c.get::<Int64Array>("lag")?;
         let ts = c.get::<TimestampMillisecondArray>("last_record_timestamp")?;
+        // Files of format 1.0 have no topic ids.
+        let topic_id = match batch.column_by_name("topic_id") {
+            None => None,
+            Some(_) => Some(c.get::<StringArray>("topic_id")?),
+        };
         for i in 0..batch.num_rows() {
             let g = group.value(i);
             let gi = *index
@@ -248,6 +255,9 @@ fn decode(path: &str, bytes: Bytes) -> Result<(SnapshotMeta, Vec<GroupSnapshot>)
                 log_end_offset: opt(end.is_valid(i), end.value(i)),
                 lag: opt(lag.is_valid(i), lag.value(i)),
                 last_record_timestamp: last_ts,
+                topic_id: topic_id
+                    .filter(|ids| ids.is_valid(i))
+                    .map(|ids| ids.value(i).to_string()),
             });
         }
     }

@@ -633,3 +633,57 @@ pub fn list_offsets<C: ClientContext>(
             .collect())
     }
 }
+
+/// The id (a UUID in Kafka's base64 form) of each named topic that exists. A topic deleted and
+/// created again under the same name gets a new id. Topics the cluster does not know, or could not
+/// describe, are left out.
+pub fn topic_ids<C: ClientContext>(
+    client: &Client<C>,
+    topics: &[String],
+    timeout: Duration,
+) -> Result<Vec<(String, String)>> {
+    if topics.is_empty() {
+        return Ok(Vec::new());
+    }
+    let names: Vec<CString> = topics
+        .iter()
+        .map(|t| CString::new(t.as_str()))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|_| Error::usage("a topic name contains a NUL byte"))?;
+    let mut ptrs: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
+    // SAFETY: `ptrs` holds `ptrs.len()` valid C strings, which librdkafka copies.
+    let collection = Owned::new(
+        unsafe { rd::rd_kafka_TopicCollection_of_topic_names(ptrs.as_mut_ptr(), ptrs.len()) },
+        rd::rd_kafka_TopicCollection_destroy,
+    )?;
+    let event = run_admin(
+        client,
+        "DescribeTopics",
+        rd::rd_kafka_admin_op_t::RD_KAFKA_ADMIN_OP_DESCRIBETOPICS,
+        rd::RD_KAFKA_EVENT_DESCRIBETOPICS_RESULT,
+        timeout,
+        // SAFETY: librdkafka copies the collection, which outlives the call.
+        |opts, queue| unsafe {
+            rd::rd_kafka_DescribeTopics(client.native_ptr(), collection.ptr, opts, queue)
+        },
+    )?;
+    // SAFETY: the event is a DescribeTopics result; all data is copied out.
+    unsafe {
+        let res = rd::rd_kafka_event_DescribeTopics_result(event.ptr);
+        let mut cnt = 0usize;
+        let descs = rd::rd_kafka_DescribeTopics_result_topics(res, &mut cnt);
+        Ok(array_of(descs, cnt)
+            .iter()
+            .filter(|&&d| rd::rd_kafka_TopicDescription_error(d).is_null())
+            .filter_map(|&d| {
+                let name = owned_str(rd::rd_kafka_TopicDescription_name(d))?;
+                let uuid = rd::rd_kafka_TopicDescription_topic_id(d);
+                if uuid.is_null() {
+                    return None;
+                }
+                let id = owned_str(rd::rd_kafka_Uuid_base64str(uuid))?;
+                Some((name, id))
+            })
+            .collect())
+    }
+}

@@ -219,6 +219,14 @@ impl KafkaClient {
         .await
     }
 
+    /// Each existing topic's id, for the named topics (one DescribeTopics request).
+    pub async fn topic_ids(&self, topics: Vec<String>) -> Result<BTreeMap<String, String>> {
+        let me = self.clone();
+        blocking(move || ffi::topic_ids(me.inner.client(), &topics, me.timeout()))
+            .await
+            .map(|ids| ids.into_iter().collect())
+    }
+
     pub async fn list_groups(&self) -> Result<Vec<GroupListing>> {
         let me = self.clone();
         blocking(move || ffi::list_groups(me.inner.client(), me.timeout())).await

@@ -30,6 +30,8 @@ pub struct PlanOptions {
     pub on_out_of_range: OutOfRange,
     /// Leave partitions of topics that no longer exist out instead of failing the plan.
     pub skip_missing: bool,
+    /// Apply old offsets to a topic that was deleted and created again since the snapshot.
+    pub allow_recreated_topics: bool,
     /// Connectors may be stopped (and resumed) by the restore.
     pub stop_connectors: bool,
 }
@@ -57,6 +59,9 @@ pub enum Action {
     /// The partition's live log range could not be read, so the target cannot be checked: the
     /// plan fails (an unknown range is never taken for a valid one).
     RangeUnknown,
+    /// The topic was deleted and created again since the snapshot (its id differs): the old
+    /// offset points at other records, so the plan fails unless translated by time or allowed.
+    Recreated,
 }
 
 impl Action {
@@ -73,6 +78,7 @@ impl Action {
                 | Action::TopicMissing
                 | Action::PartitionMissing
                 | Action::RangeUnknown
+                | Action::Recreated
         )
     }
 }
@@ -187,7 +193,30 @@ fn plan_partition(
         p.note = Some(why.to_string());
         return p;
     }
-    if let Some((translated, note)) = live.translated.get(&(group.to_string(), tp.clone())) {
+    let translated = live.translated.get(&(group.to_string(), tp.clone()));
+    let recreated = match (&target_in.topic_id, live.topic_ids.get(&tp.0)) {
+        (Some(was), Some(now)) if was != now => Some(format!(
+            "topic {} was deleted and created again since the snapshot (id {was}, now {now})",
+            tp.0
+        )),
+        _ => None,
+    };
+    if let (Some(why), None) = (&recreated, translated) {
+        if !opts.allow_recreated_topics {
+            p.target = None;
+            p.leader_epoch = None;
+            p.action = Action::Recreated;
+            p.note = Some(format!(
+                "{why}: its old offsets point at other records; restore by time with --by-timestamp (snapshots taken with --with-timestamps) or pass --allow-recreated-topics"
+            ));
+            return p;
+        }
+        p.leader_epoch = None;
+        p.note = Some(format!(
+            "{why}; the old offset is used as it is (--allow-recreated-topics)"
+        ));
+    }
+    if let Some((translated, note)) = translated {
         p.target = Some(*translated);
         p.note = Some(note.clone());
         // The epoch belongs to the old offset on the old log.

@@ -16,6 +16,7 @@ fn target(topic: &str, partition: i32, offset: i64) -> PartitionOffset {
         log_end_offset: None,
         lag: None,
         last_record_timestamp: None,
+        topic_id: None,
     }
 }
 
@@ -441,4 +442,55 @@ fn an_unknown_log_range_fails_the_plan() {
     );
     assert_eq!(plan.groups[0].partitions[0].action, Action::RangeUnknown);
     assert!(!plan.applicable);
+}
+
+#[test]
+fn a_recreated_topic_fails_unless_translated_or_allowed() {
+    let mut old = target("t", 0, 40);
+    old.topic_id = Some("old-id".into());
+    let snap = [group("g", vec![old])];
+    // (live topic id, translated by time?, allowed?, expected action)
+    let cases = [
+        (Some("old-id"), false, false, Action::Reset),
+        (None, false, false, Action::Reset),
+        (Some("new-id"), false, false, Action::Recreated),
+        (Some("new-id"), true, false, Action::Reset),
+        (Some("new-id"), false, true, Action::Reset),
+    ];
+    for (live_id, by_time, allow, want) in cases {
+        let mut view = live("Empty", &[(0, 60)]);
+        if let Some(id) = live_id {
+            view.topic_ids.insert("t".into(), id.into());
+        }
+        if by_time {
+            view.by_timestamp = true;
+            view.translated
+                .insert(("g".into(), ("t".into(), 0)), (33, "by time".into()));
+        }
+        let opts = PlanOptions {
+            allow_recreated_topics: allow,
+            ..Default::default()
+        };
+        let plan = build("id", &snap, &[], &view, &opts);
+        let p = &plan.groups[0].partitions[0];
+        assert_eq!(
+            p.action, want,
+            "{live_id:?} {by_time} {allow}: {:?}",
+            p.note
+        );
+        assert_eq!(plan.applicable, want != Action::Recreated);
+        if live_id == Some("new-id") {
+            assert!(
+                p.note
+                    .as_deref()
+                    .unwrap_or_default()
+                    .contains("created again")
+                    || by_time
+            );
+            assert_eq!(
+                p.leader_epoch, None,
+                "the old epoch means nothing on a new topic"
+            );
+        }
+    }
 }

@@ -30,6 +30,8 @@ pub struct PlanRequest {
     pub partitions: Vec<i32>,
     pub on_out_of_range: super::OutOfRange,
     pub skip_missing: bool,
+    #[serde(default)]
+    pub allow_recreated_topics: bool,
     pub stop_connectors: bool,
     pub by_timestamp: bool,
     pub allow_other_cluster: bool,
@@ -167,6 +169,7 @@ fn class(a: Action) -> &'static str {
         Action::Skipped => "skipped",
         Action::NotInSnapshot => "not-in-snapshot",
         Action::RangeUnknown => "range-unknown",
+        Action::Recreated => "recreated",
     }
 }
 

@@ -377,6 +377,7 @@ pub async fn capture(
                 log_end_offset: None,
                 lag: None,
                 last_record_timestamp: None,
+                topic_id: None,
             })
             .collect();
         // With --topic, groups found by pattern or --all-groups that have nothing on those topics
@@ -476,7 +477,13 @@ async fn fill_partition_state(
         .iter()
         .flat_map(|g| g.partitions.iter().map(|p| (p.topic.clone(), p.partition)))
         .collect();
-    let marks = kafka.watermarks(&partitions).await?;
+    let topics: BTreeSet<String> = partitions.iter().map(|(t, _)| t.clone()).collect();
+    let (marks, ids) = futures::join!(
+        kafka.watermarks(&partitions),
+        kafka.topic_ids(topics.into_iter().collect())
+    );
+    let marks = marks?;
+    let ids = ids.map_err(|e| unreadable("the topic ids".into(), &e))?;
     let mut gaps: Vec<String> = marks
         .iter()
         .filter(|(_, w)| w.log_start.is_none() || w.log_end.is_none())
@@ -488,6 +495,7 @@ async fn fill_partition_state(
             p.log_end_offset = w.log_end;
             p.lag = w.log_end.map(|end| (end - p.offset).max(0));
         }
+        p.topic_id = ids.get(&p.topic).cloned();
     }
     if !with_timestamps {
         return Ok(gaps);

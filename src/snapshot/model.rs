@@ -129,6 +129,10 @@ pub struct PartitionOffset {
     /// Timestamp of the record at `offset - 1` (the last one consumed), with `--with-timestamps`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_record_timestamp: Option<DateTime<Utc>>,
+    /// The topic's id at capture time: a topic deleted and created again under the same name has
+    /// another id. Absent in format 1.0 snapshots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topic_id: Option<String>,
 }
 
 /// A task of a connector at capture time.

@@ -9,18 +9,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::support::kafka::{self, Take};
-use crate::support::ov::{self, local_store, ov, snapshot};
+use crate::support::ov::{local_store, ov, snapshot};
 use crate::support::{connect, env, kcg, unique_name};
-
-/// Committed offsets of `group` on `topic`, from `kafka-consumer-groups --describe`.
-async fn reference(group: &str, topic: &str) -> BTreeMap<i32, i64> {
-    kcg::kcg_describe(group)
-        .await
-        .into_iter()
-        .filter(|r| r.topic == topic)
-        .filter_map(|r| Some((r.partition, r.current_offset?)))
-        .collect()
-}
 
 /// A topic with 20 records on each partition, and an empty group that committed `first[p]`
 /// records of partition p.
@@ -167,7 +157,7 @@ async fn diff_shows_exactly_the_moved_partitions_and_live_matches_after_a_restor
         .expect_code(0);
     ov(&store, &["restore", &a, "--execute"]).await.ok();
     assert_eq!(
-        reference(&group, &topic).await,
+        kcg::committed(&group, &topic).await,
         BTreeMap::from([(0, 5), (1, 5), (2, 5)])
     );
     let live = ov(
@@ -225,7 +215,7 @@ async fn exported_csv_applied_by_kafka_consumer_groups_gives_the_snapshot_offset
     .await;
     assert!(applied.success, "{}\n{}", applied.stdout, applied.stderr);
     assert_eq!(
-        reference(&g1, &topic).await,
+        kcg::committed(&g1, &topic).await,
         BTreeMap::from([(0, 3), (1, 5), (2, 7)])
     );
 
@@ -249,11 +239,11 @@ async fn exported_csv_applied_by_kafka_consumer_groups_gives_the_snapshot_offset
     .await;
     assert!(applied.success, "{}\n{}", applied.stdout, applied.stderr);
     assert_eq!(
-        reference(&g1, &topic).await,
+        kcg::committed(&g1, &topic).await,
         BTreeMap::from([(0, 3), (1, 5), (2, 7)])
     );
     assert_eq!(
-        reference(&g2, &topic).await,
+        kcg::committed(&g2, &topic).await,
         BTreeMap::from([(0, 11), (2, 13)])
     );
 
@@ -321,7 +311,7 @@ async fn csv_exported_by_kafka_consumer_groups_imports_and_restores_to_its_offse
     let id = out["id"].as_str().unwrap().to_string();
     assert_eq!(out["kind"], "import");
     ov(&store, &["verify", &id]).await.ok();
-    let shown = ov::show(&store, &id).await;
+    let shown = crate::support::ov::show(&store, &id).await;
     assert_eq!(shown["manifest"]["kind"], "import");
     assert_eq!(shown["manifest"]["tags"]["source"], "kcg");
     let parts = shown["groups"][0]["partitions"].as_array().unwrap();
@@ -333,12 +323,12 @@ async fn csv_exported_by_kafka_consumer_groups_imports_and_restores_to_its_offse
 
     reset(&group, &topic, &["--to-earliest"]).await;
     assert_eq!(
-        reference(&group, &topic).await,
+        kcg::committed(&group, &topic).await,
         BTreeMap::from([(0, 0), (1, 0)])
     );
     ov(&store, &["restore", &id, "--execute"]).await.ok();
     assert_eq!(
-        reference(&group, &topic).await,
+        kcg::committed(&group, &topic).await,
         BTreeMap::from([(0, 4), (1, 9)])
     );
     // The import is not what --latest picks.

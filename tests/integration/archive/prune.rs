@@ -9,7 +9,7 @@ use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt};
 
 use super::group_on_topic;
-use crate::support::ov::{self, local_files, local_store, ov, snapshot};
+use crate::support::ov::{local_files, local_store, ov, snapshot};
 use crate::support::{env, s3, unique_name};
 
 /// Snapshots of one group, oldest first, with a pause so their ids differ in time.
@@ -22,7 +22,7 @@ async fn snapshots(store: &str, group: &str, n: usize) -> Vec<String> {
     ids
 }
 
-fn listed_ids(run: &ov::Run) -> Vec<(String, bool)> {
+fn listed_ids(run: &crate::support::ov::Run) -> Vec<(String, bool)> {
     run.json()
         .as_array()
         .unwrap()

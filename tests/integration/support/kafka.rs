@@ -484,3 +484,40 @@ pub async fn read_records(topic: &str, n: usize, timeout: Duration) -> Vec<Recor
     })
     .await
 }
+
+/// Deletes a topic and creates it again under the same name (it gets a new topic id), waiting
+/// until the new one exists.
+pub async fn recreate_topic(topic: &str, partitions: i32) {
+    use rdkafka::admin::{AdminOptions, NewTopic, TopicReplication};
+    let admin = || -> rdkafka::admin::AdminClient<rdkafka::client::DefaultClientContext> {
+        kafka_config().create().expect("admin client")
+    };
+    admin()
+        .delete_topics(&[topic], &AdminOptions::new())
+        .await
+        .expect("delete topic");
+    super::poll::eventually(
+        &format!("topic {topic} to be created again after its deletion"),
+        std::time::Duration::from_secs(60),
+        || async {
+            let result = admin()
+                .create_topics(
+                    [&NewTopic::new(
+                        topic,
+                        partitions,
+                        TopicReplication::Fixed(1),
+                    )],
+                    &AdminOptions::new(),
+                )
+                .await
+                .expect("create topic");
+            if result.iter().all(|r| r.is_ok()) {
+                Ok(())
+            } else {
+                Err(format!("{result:?}"))
+            }
+        },
+    )
+    .await;
+    partition_count(topic).await;
+}
