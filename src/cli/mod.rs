@@ -314,7 +314,7 @@ pub struct RestoreArgs {
     pub allow_partial: bool,
     /// Apply exactly the plan in FILE (written by --plan-file): its checksum, snapshot and
     /// cluster are checked, and nothing is applied if the plan computed now differs.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["id", "latest", "before", "include_undo", "allow_partial", "groups", "connectors", "topics", "partitions", "on_out_of_range", "skip_missing", "allow_recreated_topics", "stop_connectors", "allow_other_cluster", "by_timestamp", "plan_file"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["id", "latest", "before", "include_undo", "allow_partial", "groups", "connectors", "topics", "partitions", "on_out_of_range", "skip_missing", "allow_recreated_topics", "recreate_connectors", "connector_config_overrides", "stop_connectors", "allow_other_cluster", "by_timestamp", "plan_file"])]
     pub from_plan: Option<PathBuf>,
     /// Restore only this group (repeatable). Default: everything in the snapshot.
     #[arg(long = "group", value_name = "GROUP")]
@@ -346,6 +346,17 @@ pub struct RestoreArgs {
     /// their earlier state afterwards, also when the restore fails.
     #[arg(long)]
     pub stop_connectors: bool,
+    /// Create connectors of the snapshot that no longer exist: from the snapshot's config,
+    /// STOPPED (Kafka Connect 3.7+), then set their offsets and resume them.
+    #[arg(long)]
+    pub recreate_connectors: bool,
+    /// With --recreate-connectors: leave the recreated connectors STOPPED.
+    #[arg(long, requires = "recreate_connectors")]
+    pub leave_stopped: bool,
+    /// A config value for a recreated connector, KEY=VALUE (repeatable): needed for every value
+    /// that was redacted in the snapshot; replaces the snapshot's value.
+    #[arg(long = "connector-config-override", value_name = "KEY=VALUE")]
+    pub connector_config_overrides: Vec<String>,
     /// Restore even though the snapshot was taken on another Kafka cluster.
     #[arg(long)]
     pub allow_other_cluster: bool,

@@ -9,6 +9,7 @@ use super::output::{print_json, right, table};
 use super::{Cli, OutputFormat, RestoreArgs};
 use crate::error::{exit, Error, Result};
 use crate::kafka::KafkaClient;
+use crate::restore::plan::Recreate;
 use crate::restore::plan::{Action, Plan};
 use crate::restore::review::{PlanBody, PlanFile, PlanRequest, PLAN_FORMAT_VERSION, PLAN_KIND};
 use crate::restore::{self, Choice, Eligible, Outcome, PlanOptions, RestoreRequest, Status};
@@ -44,6 +45,11 @@ fn request(args: &RestoreArgs, reviewed: Option<PlanFile>) -> Result<RestoreRequ
                 skip_missing: r.skip_missing,
                 allow_recreated_topics: r.allow_recreated_topics,
                 stop_connectors: r.stop_connectors,
+                // A plan file holds no secrets: a connector with redacted config is refused.
+                recreate: r.recreate_connectors.then(|| Recreate {
+                    supplied_keys: Default::default(),
+                    leave_stopped: r.leave_stopped,
+                }),
             },
             allow_other_cluster: r.allow_other_cluster,
             by_timestamp: r.by_timestamp,
@@ -51,6 +57,7 @@ fn request(args: &RestoreArgs, reviewed: Option<PlanFile>) -> Result<RestoreRequ
             wait_timeout: args.wait_timeout,
             settle: args.settle,
             reviewed: Some(file),
+            connector_config: Default::default(),
         });
     }
     let choice = match (&args.id, args.latest, &args.before) {
@@ -65,6 +72,17 @@ fn request(args: &RestoreArgs, reviewed: Option<PlanFile>) -> Result<RestoreRequ
     };
     if !args.partitions.is_empty() && args.topics.is_empty() {
         return Err(Error::usage("--partition needs --topic"));
+    }
+    let overrides = super::parse_tags(&args.connector_config_overrides).map_err(|e| {
+        Error::usage(
+            e.to_string()
+                .replace("--tag", "--connector-config-override"),
+        )
+    })?;
+    if !overrides.is_empty() && !args.recreate_connectors {
+        return Err(Error::usage(
+            "--connector-config-override is only for connectors created again: add --recreate-connectors",
+        ));
     }
     Ok(RestoreRequest {
         choice,
@@ -82,6 +100,10 @@ fn request(args: &RestoreArgs, reviewed: Option<PlanFile>) -> Result<RestoreRequ
             skip_missing: args.skip_missing,
             allow_recreated_topics: args.allow_recreated_topics,
             stop_connectors: args.stop_connectors,
+            recreate: args.recreate_connectors.then(|| Recreate {
+                supplied_keys: overrides.keys().cloned().collect(),
+                leave_stopped: args.leave_stopped,
+            }),
         },
         allow_other_cluster: args.allow_other_cluster,
         by_timestamp: args.by_timestamp,
@@ -89,6 +111,7 @@ fn request(args: &RestoreArgs, reviewed: Option<PlanFile>) -> Result<RestoreRequ
         wait_timeout: args.wait_timeout,
         settle: args.settle,
         reviewed: None,
+        connector_config: overrides,
     })
 }
 
@@ -102,6 +125,8 @@ fn plan_request(req: &RestoreRequest) -> PlanRequest {
         on_out_of_range: req.plan.on_out_of_range,
         skip_missing: req.plan.skip_missing,
         allow_recreated_topics: req.plan.allow_recreated_topics,
+        recreate_connectors: req.plan.recreate.is_some(),
+        leave_stopped: req.plan.recreate.as_ref().is_some_and(|r| r.leave_stopped),
         stop_connectors: req.plan.stop_connectors,
         by_timestamp: req.by_timestamp,
         allow_other_cluster: req.allow_other_cluster,
@@ -304,7 +329,9 @@ pub fn print_plan(plan: &Plan) {
                 } else {
                     "Kafka commit".into()
                 },
-                if conn.stop_and_resume {
+                if conn.recreate {
+                    "create again STOPPED, set offsets, resume".into()
+                } else if conn.stop_and_resume {
                     format!(
                         "stop, then back to {}",
                         conn.state.clone().unwrap_or_default()
@@ -393,7 +420,19 @@ fn print_outcome(outcome: &Outcome) {
         );
     }
     for c in &outcome.connectors {
+        if let Some(note) = &c.note {
+            crate::outln!(
+                "connector {}: {note}; resume it with:\n  {}",
+                c.name,
+                c.resume_command.clone().unwrap_or_default()
+            );
+            continue;
+        }
         match &c.resume_error {
+            None if c.recreated => crate::outln!(
+                "connector {}: created again from the snapshot, offsets set, RUNNING",
+                c.name
+            ),
             None => crate::outln!("connector {}: back to {}", c.name, c.state_before),
             Some(e) => crate::outln!(
                 "connector {}: NOT returned to {} ({e}); it is left stopped; return it with:\n  {}",

@@ -228,6 +228,34 @@ impl ConnectClient {
         }
     }
 
+    /// `POST /connectors` with `initial_state: STOPPED` (KIP-980, Kafka Connect 3.7+): the
+    /// connector exists with its config but runs no task until resumed. Older workers ignore the
+    /// initial state and would start it, so they are refused before anything is created.
+    pub async fn create_stopped(
+        &self,
+        name: &str,
+        config: &BTreeMap<String, String>,
+    ) -> Result<()> {
+        let version = self.worker_info().await?.version;
+        if !version_at_least(&version, 3, 7) {
+            return Err(Error::usage(format!(
+                "Kafka Connect {version} at {} cannot create a connector in the STOPPED state (that needs 3.7 or newer); create {name} by hand, stop it, and restore again",
+                self.base
+            )));
+        }
+        let body = serde_json::json!({
+            "name": name,
+            "config": config,
+            "initial_state": "STOPPED",
+        });
+        let (status, text) = self.send(Method::POST, "/connectors", Some(&body)).await?;
+        if status.is_success() {
+            Ok(())
+        } else {
+            Err(self.failure("POST", "/connectors", status, &text))
+        }
+    }
+
     /// `PUT /connectors/{name}/stop` (Kafka Connect 3.5+): tasks shut down, config kept.
     pub async fn stop(&self, name: &str) -> Result<()> {
         self.put_state(name, "stop").await
@@ -255,6 +283,15 @@ impl ConnectClient {
             Err(self.failure("PATCH", &path, status, &text))
         }
     }
+}
+
+/// Is a version such as `4.3.1` or `3.7.0-SNAPSHOT` at least `major.minor`?
+fn version_at_least(version: &str, major: u32, minor: u32) -> bool {
+    let mut parts = version
+        .split(['.', '-'])
+        .map(|p| p.parse::<u32>().unwrap_or(0));
+    let (a, b) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    (a, b) >= (major, minor)
 }
 
 fn encode(name: &str) -> String {
@@ -286,6 +323,21 @@ pub fn sink_group_id(name: &str, config: &BTreeMap<String, String>) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn versions_compare_by_major_and_minor() {
+        for (v, want) in [
+            ("3.7.0", true),
+            ("4.3.1", true),
+            ("3.6.2", false),
+            ("3.10.0", true),
+            ("2.8", false),
+            ("", false),
+        ] {
+            assert_eq!(version_at_least(v, 3, 7), want, "{v}");
+        }
+    }
+
     use super::*;
 
     #[test]

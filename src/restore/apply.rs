@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::connectors::{resume_all, stop_connectors, Stopped};
+use super::connectors::{
+    finish_recreated, recreate_connectors, resume_all, stop_connectors, Stopped,
+};
 use super::outcome::{Drift, Outcome, PartitionCheck, Phase, Status};
 use super::plan::{self, Plan};
 use super::review;
@@ -22,6 +24,7 @@ use crate::store::Store;
 /// Does the plan change anything at all?
 fn changes_anything(plan: &Plan) -> bool {
     plan.summary.changes > 0
+        || plan.connectors.iter().any(|c| c.recreate)
         || plan
             .connectors
             .iter()
@@ -68,9 +71,16 @@ pub async fn execute(
         return out;
     }
     let mut stopped = Vec::new();
+    let mut created = Vec::new();
     // Ctrl-C (SIGINT) ends the run at its next step, and the connectors are still resumed.
     let interrupted = tokio::select! {
-        () = run(store, kafka, all_clients, prepared, req, notify, &mut out, &mut stopped) => false,
+        () = async {
+            if let Err(e) = recreate_connectors(prepared, req, all_clients, kafka, &mut created).await {
+                out.fail(e.exit_code(), format!("creating a connector again failed: {e}; no offset was changed"));
+                return;
+            }
+            run(store, kafka, all_clients, prepared, req, notify, &mut out, &mut stopped).await
+        } => false,
         _ = tokio::signal::ctrl_c() => true,
     };
     if interrupted {
@@ -96,6 +106,9 @@ pub async fn execute(
         );
     }
     resume_all(&stopped, &mut out).await;
+    let leave_stopped = req.plan.recreate.as_ref().is_some_and(|r| r.leave_stopped);
+    let applied = matches!(out.status, Status::Applied | Status::NothingToChange);
+    finish_recreated(&created, leave_stopped, applied, &mut out).await;
     out
 }
 

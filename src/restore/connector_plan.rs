@@ -34,6 +34,10 @@ pub struct ConnectorPlan {
     pub offsets: Vec<SourceOffsetPlan>,
     /// Live source-partitions the snapshot lacks; left as they are.
     pub not_in_snapshot: Vec<Value>,
+    /// The connector no longer exists: it is created again from the snapshot's config, STOPPED,
+    /// before the offsets are set (`--recreate-connectors`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recreate: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked: Option<String>,
     /// Why this connector cannot be restored at all.
@@ -65,14 +69,12 @@ pub(super) fn plan_connector(
         group_id: c.group_id.clone(),
         offsets: Vec::new(),
         not_in_snapshot: Vec::new(),
+        recreate: false,
         blocked: None,
         problem: None,
     };
     let Some(now) = now else {
-        plan.problem = Some(format!(
-            "it does not exist on {} now; create it again (with its config from the snapshot) and stop it, then restore",
-            c.connect_url
-        ));
+        plan_recreation(c, opts, &mut plan);
         return plan;
     };
     if plan.method == "rest" {
@@ -121,4 +123,48 @@ pub(super) fn plan_connector(
         }
     }
     plan
+}
+
+/// The plan for a connector that no longer exists: created again from the snapshot's config with
+/// `--recreate-connectors`, if every redacted secret is supplied; refused otherwise.
+fn plan_recreation(c: &ConnectorSnapshot, opts: &PlanOptions, plan: &mut ConnectorPlan) {
+    let Some(recreate) = &opts.recreate else {
+        plan.problem = Some(format!(
+            "it does not exist on {} now; pass --recreate-connectors to create it again from the snapshot's config (STOPPED, offsets set, then resumed)",
+            c.connect_url
+        ));
+        return;
+    };
+    let missing: Vec<&str> = c
+        .redacted_keys
+        .iter()
+        .filter(|k| !recreate.supplied_keys.contains(*k))
+        .map(String::as_str)
+        .collect();
+    if !missing.is_empty() {
+        plan.problem = Some(format!(
+            "it does not exist now, and its snapshot config has redacted values for {}: supply each with --connector-config-override KEY=VALUE to create it again",
+            missing.join(", ")
+        ));
+        return;
+    }
+    if plan.method == "rest" {
+        let Some(targets) = &c.offsets else {
+            plan.problem = Some(format!(
+                "the snapshot holds no offsets for it ({})",
+                c.offsets_unavailable.as_deref().unwrap_or("not captured")
+            ));
+            return;
+        };
+        plan.offsets = targets
+            .iter()
+            .map(|t| SourceOffsetPlan {
+                partition: t["partition"].clone(),
+                current: None,
+                target: t["offset"].clone(),
+                changes: true,
+            })
+            .collect();
+    }
+    plan.recreate = true;
 }

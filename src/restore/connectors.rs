@@ -112,6 +112,8 @@ pub(super) async fn resume_all(stopped: &[Stopped], out: &mut Outcome) {
             resumed: !failed,
             resume_command: failed.then(|| resume_command(client.url(), name, state)),
             resume_error: last,
+            recreated: false,
+            note: None,
         });
     }
 }
@@ -144,4 +146,88 @@ pub(super) async fn stop_connectors(
         }
     }
     Ok(())
+}
+
+/// Creates the plan's deleted connectors again from the snapshot, STOPPED, and waits until the
+/// worker reports them. `created` lists each one as soon as it exists.
+pub(super) async fn recreate_connectors(
+    prepared: &Prepared,
+    req: &RestoreRequest,
+    all_clients: &[ConnectClient],
+    kafka: &KafkaClient,
+    created: &mut Vec<(ConnectClient, String)>,
+) -> Result<()> {
+    for c in prepared.plan.connectors.iter().filter(|c| c.recreate) {
+        let snap = prepared
+            .connectors
+            .iter()
+            .find(|s| s.name == c.name)
+            .ok_or_else(|| Error::Internal(format!("connector {} not in the snapshot", c.name)))?;
+        let client = match all_clients.iter().find(|cl| cl.url() == snap.connect_url) {
+            Some(cl) => cl.clone(),
+            None => match all_clients.first() {
+                Some(cl) => cl.clone(),
+                None => ConnectClient::new(&snap.connect_url, kafka.settings().timeout)?,
+            },
+        };
+        let mut config = snap.config.clone();
+        config.extend(req.connector_config.clone());
+        tracing::info!("creating connector {} again, STOPPED", c.name);
+        client.create_stopped(&c.name, &config).await?;
+        created.push((client.clone(), c.name.clone()));
+        let deadline = Instant::now() + req.wait_timeout;
+        loop {
+            match client.status(&c.name).await {
+                Ok(st) if st.connector.state == "STOPPED" => break,
+                _ if Instant::now() > deadline => {
+                    return Err(Error::Blocked(format!(
+                        "connector {} was created again but is not STOPPED after {} s",
+                        c.name,
+                        req.wait_timeout.as_secs()
+                    )))
+                }
+                _ => tokio::time::sleep(POLL).await,
+            }
+        }
+    }
+    Ok(())
+}
+
+/// After the restore: a recreated connector is resumed when its offsets were set (unless it is
+/// to stay stopped), and left STOPPED otherwise, with the command that resumes it.
+pub(super) async fn finish_recreated(
+    created: &[(ConnectClient, String)],
+    leave_stopped: bool,
+    applied: bool,
+    out: &mut Outcome,
+) {
+    if applied && !leave_stopped {
+        let to_resume: Vec<Stopped> = created
+            .iter()
+            .map(|(cl, name)| (cl.clone(), name.clone(), "RUNNING".to_string()))
+            .collect();
+        let before = out.connectors.len();
+        resume_all(&to_resume, out).await;
+        for c in &mut out.connectors[before..] {
+            c.recreated = true;
+        }
+        return;
+    }
+    for (client, name) in created {
+        out.connectors.push(ConnectorOutcome {
+            name: name.clone(),
+            connect_url: client.url().to_string(),
+            state_before: "STOPPED".into(),
+            stopped: true,
+            resumed: false,
+            resume_error: None,
+            resume_command: Some(resume_command(client.url(), name, "RUNNING")),
+            recreated: true,
+            note: Some(if applied {
+                "created again and left STOPPED (--leave-stopped)".into()
+            } else {
+                "created again, but its offsets were not all set: left STOPPED".into()
+            }),
+        });
+    }
 }

@@ -45,6 +45,9 @@ pub struct RestoreRequest {
     pub settle: Duration,
     /// A reviewed plan to apply (`--from-plan`).
     pub reviewed: Option<review::PlanFile>,
+    /// Config values that replace the snapshot's when a connector is created again
+    /// (`--connector-config-override`; redacted secrets must be among them).
+    pub connector_config: BTreeMap<String, String>,
 }
 
 /// A chosen and verified snapshot and the part of it to restore.

@@ -56,6 +56,12 @@ pub struct ConnectorOutcome {
     /// The command that returns it to its state, when that failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resume_command: Option<String>,
+    /// Created again from the snapshot by this restore (`--recreate-connectors`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub recreated: bool,
+    /// Why it was left as it is, when on purpose.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// One partition read back after the apply.
@@ -197,6 +203,8 @@ mod tests {
             resumed: resume_error.is_none(),
             resume_error: resume_error.map(String::from),
             resume_command: None,
+            recreated: false,
+            note: None,
         }
     }
 

@@ -24,14 +24,26 @@ pub enum OutOfRange {
     Clamp,
 }
 
+/// How deleted connectors are created again from the snapshot.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Recreate {
+    /// Config keys given on the command line (values replace the snapshot's; redacted secrets
+    /// must be among them).
+    pub supplied_keys: std::collections::BTreeSet<String>,
+    /// Leave a recreated connector STOPPED after its offsets are set.
+    pub leave_stopped: bool,
+}
+
 /// Options that shape a plan.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PlanOptions {
     pub on_out_of_range: OutOfRange,
     /// Leave partitions of topics that no longer exist out instead of failing the plan.
     pub skip_missing: bool,
     /// Apply old offsets to a topic that was deleted and created again since the snapshot.
     pub allow_recreated_topics: bool,
+    /// Create connectors of the snapshot that no longer exist (`--recreate-connectors`).
+    pub recreate: Option<Recreate>,
     /// Connectors may be stopped (and resumed) by the restore.
     pub stop_connectors: bool,
 }

@@ -494,3 +494,39 @@ fn a_recreated_topic_fails_unless_translated_or_allowed() {
         }
     }
 }
+
+#[test]
+fn a_deleted_connector_is_recreated_only_with_every_redacted_secret() {
+    let mut snap = connector(
+        "source",
+        Some(vec![json!({"partition": {"f": 1}, "offset": {"p": 7}})]),
+    );
+    snap.redacted_keys = vec!["db.password".into()];
+    let view = live("Empty", &[]); // the connector does not exist now
+    let supplied = |keys: &[&str]| PlanOptions {
+        recreate: Some(Recreate {
+            supplied_keys: keys.iter().map(|k| k.to_string()).collect(),
+            leave_stopped: false,
+        }),
+        ..Default::default()
+    };
+    // (options, recreated?, words in the problem)
+    let cases = [
+        (PlanOptions::default(), false, "--recreate-connectors"),
+        (supplied(&[]), false, "db.password"),
+        (supplied(&["other"]), false, "db.password"),
+        (supplied(&["db.password"]), true, ""),
+    ];
+    for (opts, recreated, words) in cases {
+        let plan = build("id", &[], std::slice::from_ref(&snap), &view, &opts);
+        let c = &plan.connectors[0];
+        assert_eq!(c.recreate, recreated, "{opts:?}");
+        assert_eq!(plan.applicable, recreated, "{opts:?}");
+        let problem = c.problem.clone().unwrap_or_default();
+        assert!(problem.contains(words), "{opts:?}: {problem}");
+        if recreated {
+            assert_eq!(c.offsets.len(), 1);
+            assert!(c.offsets[0].changes && c.offsets[0].current.is_none());
+        }
+    }
+}

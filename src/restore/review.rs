@@ -32,6 +32,10 @@ pub struct PlanRequest {
     pub skip_missing: bool,
     #[serde(default)]
     pub allow_recreated_topics: bool,
+    #[serde(default)]
+    pub recreate_connectors: bool,
+    #[serde(default)]
+    pub leave_stopped: bool,
     pub stop_connectors: bool,
     pub by_timestamp: bool,
     pub allow_other_cluster: bool,

@@ -60,6 +60,7 @@ fn source(target: i64) -> ConnectorPlan {
             changes: true,
         }],
         not_in_snapshot: vec![],
+        recreate: false,
         blocked: None,
         problem: None,
     }

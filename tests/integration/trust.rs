@@ -660,3 +660,98 @@ async fn a_partial_snapshot_is_not_reported_as_success() {
     );
     cleanup.delete().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_deleted_connector_is_created_again_with_the_snapshot_offsets() {
+    if !env::require_connect() {
+        return;
+    }
+    let topic = unique_name("trust-recreate");
+    kafka::create_topic(&topic, 1).await;
+    kafka::produce(&topic, 0, 10).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out_file = dir.path().join("out.txt");
+    let name = unique_name("trust-recreate-sink");
+    let cleanup = ConnectorCleanup::new(&name);
+    let mut config = connect::file_sink(&topic, &out_file);
+    config["unused.password"] = Value::from("s3cret");
+    connect::create_connector(&name, config).await;
+    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
+    let group = format!("connect-{name}");
+    let committed = |n: i64| {
+        let (group, topic) = (group.clone(), topic.clone());
+        async move {
+            crate::support::poll::eventually(
+                &format!("the sink to commit {n}"),
+                Duration::from_secs(60),
+                || async {
+                    (kcg::committed(&group, &topic).await.get(&0) == Some(&n)).then_some(())
+                },
+            )
+            .await
+        }
+    };
+    committed(10).await;
+    let (_d, store) = local_store();
+    let id = snapshot(&store, &["--connector", &name]).await;
+    kafka::produce(&topic, 0, 5).await;
+    committed(15).await;
+    connect::delete_connector(&name).await;
+
+    // Without --recreate-connectors the plan says how; with it, the redacted secret is needed.
+    let plain = ov(&store, &["restore", &id]).await.expect_code(7);
+    assert!(plain.stdout.contains("--recreate-connectors"), "{plain:?}");
+    let no_secret = ov(&store, &["restore", &id, "--recreate-connectors"])
+        .await
+        .expect_code(7);
+    assert!(
+        no_secret.stdout.contains("unused.password"),
+        "{no_secret:?}"
+    );
+
+    let done = ov(
+        &store,
+        &[
+            "restore",
+            &id,
+            "--recreate-connectors",
+            "--connector-config-override",
+            "unused.password=s3cret",
+            "--execute",
+            "--settle",
+            "0s",
+            "--output",
+            "json",
+        ],
+    )
+    .await
+    .ok()
+    .json();
+    assert_eq!(done["status"], "applied", "{done:#}");
+    assert_eq!(done["checks"][0]["actual"], 10, "{done:#}");
+    assert_eq!(done["connectors"][0]["recreated"], true, "{done:#}");
+    assert_eq!(done["connectors"][0]["resumed"], true, "{done:#}");
+    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
+    let (_, config) = connect::connect_request(
+        reqwest::Method::GET,
+        &format!("/connectors/{name}/config"),
+        None,
+    )
+    .await;
+    assert_eq!(config["unused.password"], "s3cret", "{config:#}");
+    // It runs from the snapshot's position: records 10..14 are written a second time.
+    committed(15).await;
+    crate::support::poll::eventually(
+        "the sink file to hold 20 lines",
+        Duration::from_secs(60),
+        || async {
+            let lines = std::fs::read_to_string(&out_file)
+                .unwrap_or_default()
+                .lines()
+                .count();
+            (lines == 20).then_some(()).ok_or(format!("{lines} lines"))
+        },
+    )
+    .await;
+    cleanup.delete().await;
+}
