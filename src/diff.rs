@@ -13,7 +13,8 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 pub use connectors::{
-    diff_connector, ConfigValue, ConnectorDiff, ConnectorView, KeyChange, OffsetChange,
+    diff_connector, ConfigValue, ConnectorChange, ConnectorDiff, ConnectorView, KeyChange,
+    OffsetChange,
 };
 
 use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot};
@@ -27,6 +28,8 @@ pub struct Row {
     pub offset: i64,
     /// The partition's log-start offset on this side, when known.
     pub log_start: Option<i64>,
+    /// The topic's id on this side, when recorded.
+    pub topic_id: Option<String>,
 }
 
 impl Row {
@@ -76,12 +79,25 @@ pub struct PartitionDiff {
     /// can no longer be restored (those records are gone).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log_start_past_old: Option<i64>,
+    /// Set when both sides recorded the topic's id and the ids differ: the topic was deleted and
+    /// created again, and the old offset belongs to records that no longer exist.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub topic_recreated: Option<TopicIds>,
+}
+
+/// A topic's id on the old and on the new side.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TopicIds {
+    pub old: String,
+    pub new: String,
 }
 
 impl PartitionDiff {
     /// Is this worth showing without `--all`?
     pub fn is_notable(&self) -> bool {
-        !matches!(self.change, Change::Unchanged { .. }) || self.log_start_past_old.is_some()
+        !matches!(self.change, Change::Unchanged { .. })
+            || self.log_start_past_old.is_some()
+            || self.topic_recreated.is_some()
     }
 }
 
@@ -98,12 +114,14 @@ pub struct PartitionCounts {
     pub backward_records: i64,
     /// Partitions whose old offset is now before the log start.
     pub log_start_past_old: u64,
+    /// Partitions of topics that were deleted and created again.
+    pub topic_recreated: u64,
 }
 
 impl PartitionCounts {
-    /// Any added, removed or changed partition.
+    /// Any added, removed or changed partition, or a recreated topic.
     pub fn differs(&self) -> bool {
-        self.added + self.removed + self.changed > 0
+        self.added + self.removed + self.changed + self.topic_recreated > 0
     }
 
     fn count(&mut self, d: &PartitionDiff) {
@@ -127,6 +145,9 @@ impl PartitionCounts {
         }
         if d.log_start_past_old.is_some() {
             self.log_start_past_old += 1;
+        }
+        if d.topic_recreated.is_some() {
+            self.topic_recreated += 1;
         }
     }
 }
@@ -196,6 +217,10 @@ fn compare(old: Row, new: Row) -> PartitionDiff {
     };
     PartitionDiff {
         log_start_past_old: new.log_start.filter(|s| *s > old.offset),
+        topic_recreated: match (old.topic_id, new.topic_id) {
+            (Some(o), Some(n)) if o != n => Some(TopicIds { old: o, new: n }),
+            _ => None,
+        },
         group: new.group,
         topic: new.topic,
         partition: new.partition,
@@ -229,6 +254,7 @@ pub fn diff_rows(
                     topic: o.topic,
                     partition: o.partition,
                     log_start_past_old: None,
+                    topic_recreated: None,
                 }
             }
             Ordering::Greater => {
@@ -239,6 +265,7 @@ pub fn diff_rows(
                     topic: n.topic,
                     partition: n.partition,
                     log_start_past_old: None,
+                    topic_recreated: None,
                 }
             }
             Ordering::Equal => {
@@ -312,6 +339,7 @@ pub fn snapshot_rows<'a>(
                     partition: p.partition,
                     offset: p.offset,
                     log_start: p.log_start_offset,
+                    topic_id: p.topic_id.clone(),
                 })
         })
 }

@@ -11,7 +11,13 @@ fn row(group: &str, topic: &str, partition: i32, offset: i64, log_start: Option<
         partition,
         offset,
         log_start,
+        topic_id: None,
     }
+}
+
+fn with_id(mut r: Row, id: &str) -> Row {
+    r.topic_id = Some(id.into());
+    r
 }
 
 fn run(old: Vec<Row>, new: Vec<Row>) -> (Vec<PartitionDiff>, PartitionCounts) {
@@ -148,6 +154,7 @@ fn counts_sum_records_per_direction() {
             forward_records: 5,
             backward_records: 3,
             log_start_past_old: 0,
+            topic_recreated: 0,
         }
     );
     assert!(counts.differs());
@@ -157,6 +164,47 @@ fn counts_sum_records_per_direction() {
     )
     .1;
     assert!(!same.differs());
+}
+
+#[test]
+fn a_recreated_topic_is_flagged_when_both_sides_know_its_id() {
+    // (old id, new id, flagged?)
+    let cases = [
+        (Some("AAA"), Some("AAA"), false),
+        (Some("AAA"), Some("BBB"), true),
+        (None, Some("BBB"), false),
+        (Some("AAA"), None, false),
+    ];
+    for (old_id, new_id, flagged) in cases {
+        let old = row("g", "t", 0, 10, None);
+        let new = row("g", "t", 0, 10, None);
+        let old = old_id.map_or(old.clone(), |id| with_id(old, id));
+        let new = new_id.map_or(new.clone(), |id| with_id(new, id));
+        let (diffs, counts) = run(vec![old], vec![new]);
+        assert_eq!(
+            diffs[0].topic_recreated.is_some(),
+            flagged,
+            "{old_id:?} {new_id:?}"
+        );
+        assert_eq!(diffs[0].is_notable(), flagged);
+        assert_eq!(
+            counts.differs(),
+            flagged,
+            "same offsets, so only the id can differ"
+        );
+        assert_eq!(counts.topic_recreated, u64::from(flagged));
+    }
+    let (diffs, _) = run(
+        vec![with_id(row("g", "t", 0, 10, None), "AAA")],
+        vec![with_id(row("g", "t", 0, 3, None), "BBB")],
+    );
+    assert_eq!(
+        diffs[0].topic_recreated,
+        Some(TopicIds {
+            old: "AAA".into(),
+            new: "BBB".into()
+        })
+    );
 }
 
 #[test]
@@ -333,7 +381,7 @@ fn connector_offsets_are_compared_by_partition() {
         ]),
     );
     let d = diff_connector(Some(&old), Some(&new)).expect("a difference");
-    assert_eq!(d.change, "changed");
+    assert_eq!(d.change, ConnectorChange::Changed);
     assert_eq!(
         d.offsets,
         vec![OffsetChange {
@@ -343,8 +391,14 @@ fn connector_offsets_are_compared_by_partition() {
         }]
     );
     assert!(diff_connector(Some(&old), Some(&old)).is_none());
-    assert_eq!(diff_connector(Some(&old), None).unwrap().change, "removed");
-    assert_eq!(diff_connector(None, Some(&old)).unwrap().change, "added");
+    assert_eq!(
+        diff_connector(Some(&old), None).unwrap().change,
+        ConnectorChange::Removed
+    );
+    assert_eq!(
+        diff_connector(None, Some(&old)).unwrap().change,
+        ConnectorChange::Added
+    );
 }
 
 #[test]

@@ -100,6 +100,7 @@ fn live_rows<'a>(
                     .watermarks
                     .get(&(t.clone(), *p))
                     .and_then(|w| w.log_start),
+                topic_id: view.topic_ids.get(t).cloned(),
             })
     })
 }

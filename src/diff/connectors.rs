@@ -15,7 +15,7 @@ use crate::snapshot::redact::{is_secret_key, REDACTED};
 pub struct ConnectorView {
     pub name: String,
     pub state: Option<String>,
-    /// `None` when this side has no config (the live view reads only state and offsets).
+    /// `None` when this side's config is not known.
     pub config: Option<BTreeMap<String, String>>,
     pub redacted_keys: Vec<String>,
     pub offsets: Option<Vec<Value>>,
@@ -57,12 +57,36 @@ pub struct OffsetChange {
     pub new: Option<Value>,
 }
 
+/// What happened to a connector between the two sides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConnectorChange {
+    /// Only on the new side.
+    Added,
+    /// Only on the old side.
+    Removed,
+    /// Its config, offsets or state differ.
+    Changed,
+    /// Nothing comparable differs, but some secret values could not be compared.
+    Unchanged,
+}
+
+impl std::fmt::Display for ConnectorChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ConnectorChange::Added => "added",
+            ConnectorChange::Removed => "removed",
+            ConnectorChange::Changed => "changed",
+            ConnectorChange::Unchanged => "unchanged",
+        })
+    }
+}
+
 /// What differs for one connector.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ConnectorDiff {
     pub name: String,
-    /// `added`, `removed` or `changed`.
-    pub change: &'static str,
+    pub change: ConnectorChange,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<(Option<String>, Option<String>)>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -178,7 +202,11 @@ pub fn diff_connector(
         (Some(o), None) | (None, Some(o)) => {
             return Some(ConnectorDiff {
                 name: o.name.clone(),
-                change: if old.is_some() { "removed" } else { "added" },
+                change: if old.is_some() {
+                    ConnectorChange::Removed
+                } else {
+                    ConnectorChange::Added
+                },
                 state: None,
                 config: vec![],
                 offsets: vec![],
@@ -209,7 +237,11 @@ pub fn diff_connector(
     let differs = !config.is_empty() || !offsets.is_empty() || state.is_some();
     Some(ConnectorDiff {
         name: o.name.clone(),
-        change: if differs { "changed" } else { "unchanged" },
+        change: if differs {
+            ConnectorChange::Changed
+        } else {
+            ConnectorChange::Unchanged
+        },
         state,
         config,
         offsets,
@@ -220,6 +252,6 @@ pub fn diff_connector(
 impl ConnectorDiff {
     /// Does this count as a difference for `--exit-code`?
     pub fn differs(&self) -> bool {
-        self.change != "unchanged"
+        self.change != ConnectorChange::Unchanged
     }
 }

@@ -441,3 +441,39 @@ async fn diff_shows_connector_config_changes_without_printing_secrets() {
     assert_eq!(c["config"][0]["new"], "1");
     cleanup.delete().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn diff_flags_a_topic_that_was_deleted_and_created_again() {
+    if !env::require_kafka() {
+        return;
+    }
+    let (topic, group) = group_on_topic("ov-diff-recreated", &[4]).await;
+    let (_dir, store) = local_store();
+    let a = snapshot(&store, &["--group", &group]).await;
+    let old_id = crate::support::ov::show(&store, &a).await["groups"][0]["partitions"][0]
+        ["topic_id"]
+        .as_str()
+        .expect("the snapshot records the topic id")
+        .to_string();
+    ov(&store, &["diff", &a, "--live", "--exit-code"])
+        .await
+        .expect_code(0);
+
+    kafka::recreate_topic(&topic, 1).await;
+    kafka::produce(&topic, 0, 10).await;
+    kafka::consume_and_commit(&group, &topic, Take::per_partition(&[(0, 2)])).await;
+
+    let d = ov(
+        &store,
+        &["diff", &a, "--live", "--exit-code", "--output", "json"],
+    )
+    .await
+    .expect_code(1)
+    .json();
+    let p = &partitions(&d)[0];
+    assert_eq!(p["topic_recreated"]["old"], old_id.as_str(), "{d:#}");
+    assert_ne!(p["topic_recreated"]["new"], old_id.as_str(), "{d:#}");
+    assert_eq!(d["summary"]["partitions"]["topic_recreated"], 1, "{d:#}");
+    let table = ov(&store, &["diff", &a, "--live"]).await.ok().stdout;
+    assert!(table.contains("topic recreated"), "{table}");
+}

@@ -139,10 +139,17 @@ fn cells(d: &PartitionDiff) -> [String; 7] {
             },
         ),
     };
-    let note = match d.log_start_past_old {
-        Some(s) => format!("{what}; log start now {s}: the old offset is gone"),
-        None => what.to_string(),
-    };
+    let mut note = what.to_string();
+    if let Some(s) = d.log_start_past_old {
+        note.push_str(&format!("; log start now {s}: the old offset is gone"));
+    }
+    if let Some(ids) = &d.topic_recreated {
+        note.push_str(&format!(
+            "; topic recreated (id {} -> {}): the old offset is of the old topic",
+            ids.old, ids.new
+        ));
+    }
+
     [
         d.group.clone(),
         d.topic.clone(),
@@ -240,6 +247,12 @@ fn summary_text(counts: &PartitionCounts, connectors: &[ConnectorDiff]) -> Strin
         counts.unchanged,
         connectors.iter().filter(|c| c.differs()).count()
     );
+    if counts.topic_recreated > 0 {
+        s.push_str(&format!(
+            "; {} partition(s) of topics deleted and created again",
+            counts.topic_recreated
+        ));
+    }
     if counts.log_start_past_old > 0 {
         s.push_str(&format!(
             "; {} partition(s) whose old offset is now before the log start (it cannot be restored)",
