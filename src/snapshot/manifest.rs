@@ -108,9 +108,34 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// SHA-256 of the canonical (normalized, compact JSON) encoding of the content. Every format
 /// decodes back to the same content, so the digest does not depend on the format.
 pub fn content_sha256(content: &SnapshotContent) -> String {
-    let mut c = content.clone();
-    c.normalize();
-    sha256_hex(&serde_json::to_vec(&c).expect("snapshot content always serializes"))
+    struct HashWriter(Sha256);
+    impl std::io::Write for HashWriter {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.update(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let normalized = content.groups.is_sorted_by(|a, b| a.group_id <= b.group_id)
+        && content.groups.iter().all(|g| {
+            g.partitions
+                .is_sorted_by(|a, b| (&a.topic, a.partition) <= (&b.topic, b.partition))
+                && g.members.is_sorted_by(|a, b| a.member_id <= b.member_id)
+        })
+        && content
+            .connectors
+            .is_sorted_by(|a, b| (&a.connect_url, &a.name) <= (&b.connect_url, &b.name));
+    let mut h = HashWriter(Sha256::new());
+    if normalized {
+        serde_json::to_writer(&mut h, content).expect("snapshot content always serializes");
+    } else {
+        let mut c = content.clone();
+        c.normalize();
+        serde_json::to_writer(&mut h, &c).expect("snapshot content always serializes");
+    }
+    hex::encode(h.0.finalize())
 }
 
 impl Manifest {
