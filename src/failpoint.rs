@@ -7,7 +7,8 @@
 //! test can stop a real service at exactly that step and then let the command go on.
 //!
 //! Points: `snapshot-after-describe`, `snapshot-before-manifest`, `restore-connectors-stopped`,
-//! `restore-after-undo`, `restore-after-group-commit` (after each group's commit).
+//! `restore-after-undo`, `restore-after-group-commit` (after each group's commit),
+//! `prune-after-manifest` (after a snapshot's manifest is deleted, before its data files).
 
 /// Sets the failpoints up from `FAILPOINTS`; keep the guard alive while the command runs.
 #[cfg(feature = "failpoints")]
