@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use offset_vault::cli::{self, Cli};
 use tracing_subscriber::EnvFilter;
 
@@ -24,10 +24,17 @@ fn init_logging(verbose: u8, quiet: bool) {
 }
 
 fn main() -> ExitCode {
-    let args = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let mut args = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let _failpoints = offset_vault::failpoint::setup();
     init_logging(args.global.verbose, args.global.quiet);
     cli::output::set_quiet(args.global.quiet);
+    // Flags > environment > the configuration file's context > built-in defaults.
+    let strict = args.command.needs_context();
+    if let Err(e) = cli::config::apply(&mut args, &matches, strict) {
+        offset_vault::alertln!("error: {e}");
+        return ExitCode::from(e.exit_code() as u8);
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {

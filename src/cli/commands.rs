@@ -24,6 +24,10 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Prune(args) => super::archive::cmd_prune(&cli, args).await,
         Command::Export(args) => super::archive::cmd_export(&cli, args).await,
         Command::Import(args) => super::archive::cmd_import(&cli, args).await,
+        Command::Guard(args) => super::guard::cmd_guard(&cli, args).await,
+        Command::Config(command) => super::config::run(&cli, command),
+        Command::Completions(args) => super::completions::cmd_completions(args),
+        Command::Man(args) => super::completions::cmd_man(args),
     }
 }
 

@@ -2,6 +2,9 @@
 
 mod archive;
 mod commands;
+mod completions;
+pub mod config;
+mod guard;
 pub mod output;
 mod restore;
 
@@ -116,6 +119,18 @@ pub struct GlobalArgs {
     /// Only errors on stderr.
     #[arg(short, long, global = true)]
     pub quiet: bool,
+
+    /// Configuration file with named contexts [default: $XDG_CONFIG_HOME/offset-vault/config.toml].
+    #[arg(long, global = true, env = config::ENV_CONFIG, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// The context of the configuration file to use [default: its current-context].
+    #[arg(long, global = true, env = config::ENV_CONTEXT, value_name = "NAME")]
+    pub context: Option<String>,
+
+    /// What the configuration file added, and where each setting came from.
+    #[arg(skip)]
+    pub applied: config::Applied,
 }
 
 fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
@@ -147,7 +162,52 @@ pub enum Command {
     Export(archive::ExportArgs),
     /// Import kafka-consumer-groups CSV as a snapshot (not implemented yet).
     Import(archive::ImportArgs),
+    /// Take a snapshot, run a command, and record how it ended; print the rollback if it failed.
+    #[command(after_long_help = GUARD_EXAMPLES)]
+    Guard(guard::GuardArgs),
+    /// Show the effective settings, list the contexts, or switch the current context.
+    #[command(subcommand)]
+    Config(config::ConfigCommand),
+    /// Print a shell completion script.
+    #[command(after_long_help = COMPLETIONS_EXAMPLES)]
+    Completions(completions::CompletionsArgs),
+    /// Print the man page, or write one page per command into a directory.
+    #[command(after_long_help = MAN_EXAMPLES)]
+    Man(completions::ManArgs),
 }
+
+impl Command {
+    /// False for the commands that must work while the configuration names a context that does
+    /// not exist (to list the contexts and switch to one), and for those that need no settings.
+    pub fn needs_context(&self) -> bool {
+        !matches!(
+            self,
+            Command::Config(
+                config::ConfigCommand::ListContexts | config::ConfigCommand::UseContext { .. }
+            ) | Command::Completions(_)
+                | Command::Man(_)
+        )
+    }
+}
+
+const GUARD_EXAMPLES: &str = "\
+Examples:
+  # Snapshot the connector, run the deploy, and record its exit status with the snapshot
+  offset-vault guard --connector orders-sink --tag deploy=1234 -- ./deploy.sh orders-sink
+
+  # The command sees the snapshot id in OFFSET_VAULT_SNAPSHOT
+  offset-vault guard --group billing -- sh -c 'echo \"rollback point: $OFFSET_VAULT_SNAPSHOT\"'";
+
+const COMPLETIONS_EXAMPLES: &str = "\
+Examples:
+  offset-vault completions bash > /etc/bash_completion.d/offset-vault
+  offset-vault completions zsh > \"${fpath[1]}/_offset-vault\"
+  offset-vault completions fish > ~/.config/fish/completions/offset-vault.fish";
+
+const MAN_EXAMPLES: &str = "\
+Examples:
+  offset-vault man | man -l -
+  offset-vault man --dir /usr/local/share/man/man1";
 
 const SNAPSHOT_EXAMPLES: &str = "\
 Examples:
@@ -389,10 +449,22 @@ impl SelectArgs {
 impl GlobalArgs {
     /// Kafka settings from the flags, the properties file and `-X`.
     pub fn kafka_settings(&self) -> Result<KafkaSettings> {
-        let mut properties = match &self.command_config {
+        // Lowest first: a context's command-config file, the context's properties, a file from a
+        // flag or the environment, -X on the command line (see config::Applied).
+        let file = match &self.command_config {
             Some(path) => ClientProperties::from_java_file(path)?,
             None => ClientProperties::new(),
         };
+        let mut properties = ClientProperties::new();
+        if self.applied.command_config_from_context {
+            properties = file;
+            properties.apply_overrides(&self.applied.properties)?;
+        } else {
+            properties.apply_overrides(&self.applied.properties)?;
+            for (k, v) in file.iter() {
+                properties.set(k, v);
+            }
+        }
         properties.apply_overrides(&self.property)?;
         let bootstrap = self
             .bootstrap_server

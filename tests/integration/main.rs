@@ -9,4 +9,5 @@ mod restore;
 mod snapshot;
 mod trust;
 mod util;
+mod ux;
 mod verify;
