@@ -98,6 +98,106 @@ pub fn write_pages(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 mod tests {
     use super::*;
 
+    /// The `offset-vault ...` lines of a help text's examples, `\` continuations joined.
+    fn example_lines(help: &str) -> Vec<String> {
+        let Some((_, examples)) = help.split_once("Examples:") else {
+            return Vec::new();
+        };
+        let mut out: Vec<String> = Vec::new();
+        let mut continued = false;
+        for line in examples.lines().map(str::trim) {
+            if continued {
+                out.last_mut()
+                    .unwrap()
+                    .push_str(&format!(" {}", line.trim_end_matches('\\')));
+            } else if line.starts_with("offset-vault") {
+                out.push(line.trim_end_matches('\\').to_string());
+            }
+            continued = line.ends_with('\\');
+        }
+        out
+    }
+
+    /// Shell words of a command line, up to an unquoted comment, pipe or redirection.
+    fn words(line: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut cur: Option<String> = None;
+        let mut quote: Option<char> = None;
+        for c in line.chars() {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), c) => cur.get_or_insert_with(String::new).push(c),
+                (None, '\'' | '"') => {
+                    quote = Some(c);
+                    cur.get_or_insert_with(String::new);
+                }
+                (None, '#' | '|' | '>') if cur.is_none() => break,
+                (None, c) if c.is_whitespace() => out.extend(cur.take()),
+                (None, c) => cur.get_or_insert_with(String::new).push(c),
+            }
+        }
+        out.extend(cur);
+        out
+    }
+
+    #[test]
+    fn example_lines_and_words_are_split_as_a_shell_would() {
+        let help = "x\nExamples:\n  # a comment\n  offset-vault a 'b c' \\\n      --d \"e f\"  # note\n  offset-vault man | man -l -\n";
+        let lines = example_lines(help);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert_eq!(words(&lines[0]), ["offset-vault", "a", "b c", "--d", "e f"]);
+        assert_eq!(words(&lines[1]), ["offset-vault", "man"]);
+    }
+
+    /// Every command's long help ends with examples, and every example parses. Commands not
+    /// implemented yet are the only ones without.
+    #[test]
+    fn every_command_ends_its_long_help_with_examples_that_parse() {
+        fn walk(cmd: &mut clap::Command, path: &mut Vec<String>, checked: &mut usize) {
+            let names: Vec<String> = cmd
+                .get_subcommands()
+                .map(|s| s.get_name().to_string())
+                .collect();
+            for name in names {
+                if name == "help" {
+                    continue;
+                }
+                let sub = cmd.find_subcommand_mut(&name).unwrap();
+                path.push(name.clone());
+                let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+                if !about.contains("not implemented yet") {
+                    let help = sub.render_long_help().to_string();
+                    let tail = help.rsplit_once("Options:").map_or(help.as_str(), |t| t.1);
+                    assert!(
+                        tail.contains("Examples:"),
+                        "{path:?}: no examples at the end of\n{help}"
+                    );
+                    let examples = example_lines(&help);
+                    assert!(!examples.is_empty(), "{path:?}: no example lines");
+                    for e in examples {
+                        let w = words(&e);
+                        assert!(
+                            path.iter().all(|p| w.contains(p)),
+                            "{path:?}: example of another command: {e}"
+                        );
+                        if let Err(err) = <Cli as clap::Parser>::try_parse_from(&w) {
+                            panic!("{path:?}: example does not parse: {e}\n{err}");
+                        }
+                        *checked += 1;
+                    }
+                }
+                walk(sub, path, checked);
+                path.pop();
+            }
+        }
+        // Unwrapped, as the lines are written (a terminal may wrap them).
+        let mut cmd = Cli::command().term_width(0);
+        cmd.build();
+        let mut checked = 0;
+        walk(&mut cmd, &mut Vec::new(), &mut checked);
+        assert!(checked >= 25, "only {checked} examples");
+    }
+
     #[test]
     fn every_command_has_a_man_page() {
         let dir = tempfile::tempdir().unwrap();

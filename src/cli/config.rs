@@ -38,6 +38,26 @@ pub const ENV_CONFIG: &str = "OFFSET_VAULT_CONFIG";
 /// The variable that names the context.
 pub const ENV_CONTEXT: &str = "OFFSET_VAULT_CONTEXT";
 
+/// Examples of `config`, with a file to start from.
+pub const EXAMPLES: &str = "\
+Examples:
+  offset-vault config show
+  offset-vault --context staging config show --output json
+  offset-vault config list-contexts
+  offset-vault config use-context prod
+
+A configuration file ($XDG_CONFIG_HOME/offset-vault/config.toml, or --config FILE):
+  current-context = \"prod\"
+
+  [contexts.prod]
+  bootstrap-server = \"kafka-1:9092,kafka-2:9092\"
+  connect-url = [\"http://connect:8083\"]
+  store = \"s3://backups/offsets\"
+  command-config = \"prod-client.properties\"   # relative to this file
+  properties = { \"sasl.mechanism\" = \"SCRAM-SHA-512\" }
+
+Precedence, highest first: flags, environment variables, the context, built-in defaults.";
+
 /// `offset-vault config ...`.
 #[derive(Debug, Subcommand)]
 pub enum ConfigCommand {

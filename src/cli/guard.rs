@@ -32,13 +32,13 @@ pub struct GuardArgs {
     #[command(flatten)]
     pub select: SelectArgs,
     /// A label KEY=VALUE stored in the snapshot's manifest (repeatable).
-    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    #[arg(help_heading = "Snapshot", long = "tag", value_name = "KEY=VALUE")]
     pub tags: Vec<String>,
     /// File format of the offsets.
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(help_heading = "Snapshot", long, value_enum, default_value_t)]
     pub format: Format,
     /// Skip named groups or connectors that do not exist instead of failing.
-    #[arg(long)]
+    #[arg(help_heading = "Safety", long)]
     pub allow_missing: bool,
     /// The command to run and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
