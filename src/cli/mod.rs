@@ -7,6 +7,7 @@ pub mod config;
 mod guard;
 pub mod output;
 mod restore;
+pub mod schema;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -417,3 +417,109 @@ async fn guard_runs_nothing_when_the_snapshot_fails() {
         "the command ran although no snapshot was taken"
     );
 }
+
+/// Validates `doc` against `docs/schema/NAME.schema.json`.
+fn validate(name: &str, doc: &serde_json::Value) {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("docs/schema/{name}.schema.json"));
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+    let errors: Vec<String> = validator
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{name}: {errors:#?}\n{doc:#}");
+    assert_eq!(doc["schema_version"], 1, "{name}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn json_output_matches_the_published_schemas() {
+    if !util::require_kafka() {
+        return;
+    }
+    let topic = unique_name("schema");
+    util::create_topic(&topic, 1).await;
+    util::produce(&topic, 0, 5).await;
+    let group = unique_name("schema-g");
+    util::consume_and_commit(&group, &topic, Take::per_partition(&[(0, 3)])).await;
+    let (_dir, store) = local_store();
+
+    let snap = ov(
+        &store,
+        &[
+            "snapshot", "--group", &group, "--tag", "k=v", "--output", "json",
+        ],
+    )
+    .await
+    .ok()
+    .json();
+    validate("snapshot", &snap);
+    let id = snap["id"].as_str().unwrap().to_string();
+    validate(
+        "show",
+        &ov(&store, &["show", &id, "--output", "json"])
+            .await
+            .ok()
+            .json(),
+    );
+    let guard = ov(
+        &store,
+        &[
+            "guard", "--group", &group, "--output", "json", "--", "false",
+        ],
+    )
+    .await
+    .expect_code(1)
+    .json();
+    validate("guard", &guard);
+    // An incomplete snapshot too: the guard's snapshot without its manifest.
+    let broken = guard["snapshot_id"].as_str().unwrap();
+    let manifest = local_files(&store, broken)
+        .into_iter()
+        .find(|f| f.ends_with("manifest.json"))
+        .unwrap();
+    std::fs::remove_file(manifest).unwrap();
+    let list = ov(&store, &["list", "--output", "json"]).await.ok().json();
+    validate("list", &list);
+    assert_eq!(list["snapshots"].as_array().unwrap().len(), 2, "{list:#}");
+    let verify = ov(&store, &["verify", "--all", "--output", "json"])
+        .await
+        .expect_code(5)
+        .json();
+    validate("verify", &verify);
+
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config_file(
+        dir.path(),
+        "c.toml",
+        "current-context = \"a\"\n[contexts.a]\nbootstrap-server = \"k:9092\"\n",
+        0o600,
+    );
+    let show = ov_raw(args(&[
+        "--config", &cfg, "config", "show", "--output", "json",
+    ]))
+    .await
+    .ok()
+    .json();
+    validate("config-show", &show);
+    let contexts = ov_raw(args(&[
+        "--config",
+        &cfg,
+        "config",
+        "list-contexts",
+        "--output",
+        "json",
+    ]))
+    .await
+    .ok()
+    .json();
+    validate("config-list-contexts", &contexts);
+
+    // Documents without a published schema yet carry the version too.
+    let plan = ov(&store, &["restore", &id, "--output", "json"])
+        .await
+        .ok()
+        .json();
+    assert_eq!(plan["schema_version"], 1, "{plan:#}");
+}
