@@ -179,6 +179,7 @@ pub async fn cmd_guard(cli: &Cli, args: &GuardArgs) -> Result<i32> {
         ..Default::default()
     };
     let captured = snapshot::capture(&kafka, &connect, &opts).await?;
+    crate::progress::finish();
     for w in &captured.warnings {
         tracing::warn!("{w}");
     }

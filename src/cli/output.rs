@@ -45,6 +45,10 @@ pub fn note_line(args: std::fmt::Arguments<'_>) {
 /// Writes a line to stderr even with `-q` (errors, and what must not be missed such as an undo
 /// snapshot's id). Errors writing it are ignored.
 pub fn alert_line(args: std::fmt::Arguments<'_>) {
+    crate::progress::suspend(|| write_stderr(args));
+}
+
+fn write_stderr(args: std::fmt::Arguments<'_>) {
     let mut stderr = std::io::stderr().lock();
     let _ = stderr
         .write_fmt(args)

@@ -201,7 +201,10 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ("verify.schema.json", one::<VerifyDoc>()),
         ("guard.schema.json", one::<GuardDoc>()),
         ("config-show.schema.json", one::<ConfigShowDoc>()),
-        ("config-list-contexts.schema.json", one::<ConfigContextsDoc>()),
+        (
+            "config-list-contexts.schema.json",
+            one::<ConfigContextsDoc>(),
+        ),
     ]
 }
 
@@ -213,9 +216,15 @@ mod tests {
     #[test]
     fn objects_get_schema_version_first_and_other_values_stay() {
         let v = versioned(&json!({"id": "x"}));
-        assert_eq!(v.as_object().unwrap().keys().next().unwrap(), "schema_version");
+        assert_eq!(
+            v.as_object().unwrap().keys().next().unwrap(),
+            "schema_version"
+        );
         assert_eq!(v["schema_version"], SCHEMA_VERSION);
-        assert_eq!(versioned(&json!({"schema_version": 7}))["schema_version"], 7);
+        assert_eq!(
+            versioned(&json!({"schema_version": 7}))["schema_version"],
+            7
+        );
         assert_eq!(versioned(&json!([1])), json!([1]));
     }
 

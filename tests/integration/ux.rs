@@ -523,3 +523,87 @@ async fn json_output_matches_the_published_schemas() {
         .json();
     assert_eq!(plan["schema_version"], 1, "{plan:#}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn progress_only_on_a_terminal_and_colors_honour_no_color() {
+    if !util::require_kafka() {
+        return;
+    }
+    let topic = unique_name("progress");
+    util::create_topic(&topic, 1).await;
+    util::produce(&topic, 0, 3).await;
+    let group = unique_name("progress-g");
+    util::consume_and_commit(&group, &topic, Take::per_partition(&[(0, 2)])).await;
+    let (_dir, store) = local_store();
+    let missing = unique_name("no-such-group");
+
+    // Not a terminal: no bar and no escape codes, warnings included.
+    let run = ov(
+        &store,
+        &[
+            "snapshot",
+            "--group",
+            &group,
+            "--group",
+            &missing,
+            "--allow-missing",
+        ],
+    )
+    .await
+    .ok();
+    assert!(run.stderr.contains("does not exist"), "{}", run.stderr);
+    let verify = ov(&store, &["verify", "--all"]).await.ok();
+    for out in [&run.stderr, &run.stdout, &verify.stderr, &verify.stdout] {
+        assert!(
+            !out.contains('\x1b'),
+            "escape codes without a terminal: {out:?}"
+        );
+        assert!(!out.contains("committed offsets read"), "{out}");
+    }
+
+    // On a terminal (script(1) gives the command one): a bar, colored unless NO_COLOR.
+    if Command::new("script").arg("--version").output().is_err() {
+        assert!(
+            !util::in_ci(),
+            "script(1) is needed for the terminal half of this test"
+        );
+        return;
+    }
+    let bin = assert_cmd::cargo::cargo_bin("offset-vault");
+    let line = format!(
+        "{} --bootstrap-server {} --store {store} snapshot --group {group}",
+        bin.display(),
+        util::bootstrap()
+    );
+    let on_tty = |no_color: bool| {
+        let mut cmd = Command::new("script");
+        cmd.args(["-qec", &line, "/dev/null"])
+            .env_remove("NO_COLOR");
+        if no_color {
+            cmd.env("NO_COLOR", "1");
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let colored = on_tty(false);
+    assert!(
+        colored.contains("committed offsets read") && colored.contains("\x1b[32m"),
+        "{colored:?}"
+    );
+    let plain = on_tty(true);
+    assert!(plain.contains("committed offsets read"), "{plain:?}");
+    assert!(
+        !plain.contains("\x1b[3"),
+        "colors despite NO_COLOR: {plain:?}"
+    );
+    // -q and --output json: no bar even on a terminal.
+    let quiet = {
+        let out = Command::new("script")
+            .args(["-qec", &format!("{line} -q"), "/dev/null"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(!quiet.contains("committed offsets read"), "{quiet:?}");
+}
