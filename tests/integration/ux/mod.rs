@@ -1,6 +1,8 @@
 //! Operator experience: shell completions and man pages, the configuration file with its
 //! contexts, and `guard` against the real services.
 
+mod recipes;
+
 use std::path::Path;
 use std::process::Command;
 
