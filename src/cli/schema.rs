@@ -189,6 +189,35 @@ pub struct ConfigContextsDoc {
     pub contexts: Vec<String>,
 }
 
+/// `restore --output json`: a dry run, an outcome, or a failure before the apply. Only the
+/// fields every restore document has are fixed here; the plan and the outcome are described by
+/// the restore's own types and versioned with the plan file's `format_version`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RestoreDoc {
+    pub schema_version: u32,
+    pub status: RestoreStatus,
+    /// The process exit code this outcome maps to (see `--help`).
+    pub exit_code: i32,
+    #[serde(flatten)]
+    pub rest: BTreeMap<String, Value>,
+}
+
+/// What a restore did.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RestoreStatus {
+    /// Without --execute: the plan only.
+    DryRun,
+    /// Every offset was applied and read back as planned.
+    Applied,
+    /// Nothing needed to change.
+    NothingToChange,
+    /// Stopped before any offset changed.
+    NotApplied,
+    /// Stopped after some offsets may have changed; the undo snapshot restores them.
+    PartiallyApplied,
+}
+
 /// Every schema, by file name under `docs/schema/`.
 pub fn schemas() -> Vec<(&'static str, Value)> {
     fn one<T: JsonSchema>() -> Value {
@@ -199,6 +228,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ("list.schema.json", one::<ListDoc>()),
         ("show.schema.json", one::<ShowDoc>()),
         ("verify.schema.json", one::<VerifyDoc>()),
+        ("restore.schema.json", one::<RestoreDoc>()),
         ("guard.schema.json", one::<GuardDoc>()),
         ("config-show.schema.json", one::<ConfigShowDoc>()),
         (

@@ -106,12 +106,45 @@ async fn json_output_matches_the_published_schemas() {
     .json();
     validate("config-list-contexts", &contexts);
 
-    // Documents without a published schema yet carry the version too.
+    // restore: a dry run, a failure before anything changed, and an executed restore.
     let plan = ov(&store, &["restore", &id, "--output", "json"])
         .await
         .ok()
         .json();
-    assert_eq!(plan["schema_version"], 1, "{plan:#}");
+    validate("restore", &plan);
+    assert_eq!(plan["status"], "dry-run");
+    let refused = ov(
+        &store,
+        &[
+            "restore",
+            "--latest",
+            "--group",
+            "no-such-group",
+            "--output",
+            "json",
+        ],
+    )
+    .await;
+    assert_ne!(refused.code, 0);
+    let refused = refused.json();
+    validate("restore", &refused);
+    assert_eq!(refused["status"], "not-applied");
+    let executed = ov(
+        &store,
+        &[
+            "restore",
+            &id,
+            "--execute",
+            "--settle",
+            "0s",
+            "--output",
+            "json",
+        ],
+    )
+    .await
+    .ok()
+    .json();
+    validate("restore", &executed);
 }
 
 #[tokio::test(flavor = "multi_thread")]
