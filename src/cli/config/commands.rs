@@ -60,15 +60,28 @@ pub fn run(cli: &Cli, command: &ConfigCommand) -> Result<i32> {
                 path: path.clone(),
                 source,
             })?;
-            let mut doc: toml_edit::DocumentMut = text
-                .parse()
+            let edited = with_current_context(&text, name)
                 .map_err(|e| Error::usage(format!("configuration file {}: {e}", path.display())))?;
-            doc["current-context"] = toml_edit::value(name.as_str());
-            replace_file(&path, doc.to_string().as_bytes())?;
+            replace_file(&path, edited.as_bytes())?;
             crate::noteln!("current context is now {name} ({})", path.display());
             Ok(0)
         }
     }
+}
+
+/// The file's text with `current-context = name`, everything else (comments, order) kept.
+pub fn with_current_context(text: &str, name: &str) -> std::result::Result<String, String> {
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e| format!("{e}"))?;
+    match doc.get_mut("current-context").and_then(|i| i.as_value_mut()) {
+        Some(value) => {
+            // Keep the spacing and a comment at the end of the line.
+            let decor = value.decor().clone();
+            *value = name.into();
+            *value.decor_mut() = decor;
+        }
+        None => doc["current-context"] = toml_edit::value(name),
+    }
+    Ok(doc.to_string())
 }
 
 fn show(cli: &Cli) -> Result<i32> {
@@ -155,4 +168,27 @@ fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
     f.set_permissions(perms).map_err(io)?;
     f.write_all(bytes).and_then(|()| f.sync_all()).map_err(io)?;
     std::fs::rename(&tmp, path).map_err(io)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_current_context;
+
+    #[test]
+    fn use_context_changes_one_line_and_keeps_the_rest() {
+        let cases = [
+            (
+                "# mine\ncurrent-context = \"a\" # note\n\n[contexts.a]\nstore = \"/v\"\n",
+                "# mine\ncurrent-context = \"b\" # note\n\n[contexts.a]\nstore = \"/v\"\n",
+            ),
+            (
+                "[contexts.a]\nstore = \"/v\"\n",
+                "current-context = \"b\"\n[contexts.a]\nstore = \"/v\"\n",
+            ),
+        ];
+        for (before, after) in cases {
+            assert_eq!(with_current_context(before, "b").unwrap(), after);
+        }
+        assert!(with_current_context("[contexts\n", "b").is_err());
+    }
 }
