@@ -281,3 +281,105 @@ async fn config_contexts_precedence_and_commands() {
     .json();
     assert_eq!(show["context"], "b");
 }
+
+/// The `offset-vault ...` example lines at the end of a long help, `\` continuations joined,
+/// split into words as a shell would (up to a comment, pipe or redirection).
+fn help_examples(help: &str) -> Vec<Vec<String>> {
+    let Some((_, examples)) = help.split_once("Examples:") else {
+        return Vec::new();
+    };
+    let mut lines: Vec<String> = Vec::new();
+    let mut continued = false;
+    for line in examples.lines().map(str::trim) {
+        let body = line.trim_end_matches('\\').to_string();
+        if continued {
+            lines.last_mut().unwrap().push_str(&format!(" {body}"));
+        } else if line.starts_with("offset-vault") {
+            lines.push(body);
+        }
+        continued = line.ends_with('\\');
+    }
+    lines
+        .iter()
+        .map(|l| {
+            let mut out = Vec::new();
+            let mut cur: Option<String> = None;
+            let mut quote: Option<char> = None;
+            for c in l.chars() {
+                match (quote, c) {
+                    (Some(q), c) if c == q => quote = None,
+                    (Some(_), c) => cur.get_or_insert_with(String::new).push(c),
+                    (None, '\'' | '"') => {
+                        quote = Some(c);
+                        cur.get_or_insert_with(String::new);
+                    }
+                    (None, '#' | '|' | '>') if cur.is_none() => break,
+                    (None, c) if c.is_whitespace() => out.extend(cur.take()),
+                    (None, c) => cur.get_or_insert_with(String::new).push(c),
+                }
+            }
+            out.extend(cur);
+            out
+        })
+        .collect()
+}
+
+/// The examples in `--help` that need nothing the test services lack (a snapshot id, a
+/// connector or group of the examples, a system directory) run as written, with the
+/// connection from the environment and a configuration file with the contexts they name.
+#[tokio::test(flavor = "multi_thread")]
+async fn help_examples_run_against_the_test_services() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = dir.path().join("vault");
+    std::fs::create_dir_all(&vault).unwrap();
+    let store = vault.to_str().unwrap();
+    let cfg = config_file(
+        dir.path(),
+        "config.toml",
+        &format!("current-context = \"prod\"\n[contexts.prod]\nstore = \"{store}\"\n[contexts.staging]\nstore = \"{store}\"\n"),
+        0o600,
+    );
+    let needs_more = |w: &[String]| {
+        w.iter().any(|a| {
+            a.starts_with("2026")
+                || a.starts_with("/usr/")
+                || a.starts_with("/etc/")
+                || ["orders-sink", "billing", "kafka:9092"].contains(&a.as_str())
+        }) || w
+            .iter()
+            .any(|a| a == "--connector" || a == "--group-pattern" || a == "--all-groups")
+    };
+    let bin = assert_cmd::cargo::cargo_bin("offset-vault");
+    let mut ran = Vec::new();
+    for sub in ["list", "verify", "config", "completions", "man"] {
+        let help = ov_raw(args(&[sub, "--help"])).await.ok().stdout;
+        let mut all = help_examples(&help);
+        if sub == "config" {
+            for nested in ["show", "list-contexts", "use-context"] {
+                let h = ov_raw(args(&["config", nested, "--help"]))
+                    .await
+                    .ok()
+                    .stdout;
+                all.extend(help_examples(&h));
+            }
+        }
+        for words in all.into_iter().filter(|w| !needs_more(w)) {
+            let out = Command::new(&bin)
+                .args(&words[1..])
+                .current_dir(dir.path())
+                .env("OFFSET_VAULT_CONFIG", &cfg)
+                .env("OFFSET_VAULT_BOOTSTRAP_SERVER", crate::util::bootstrap())
+                .env_remove("OFFSET_VAULT_STORE")
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}: {}",
+                words.join(" "),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            ran.push(words.join(" "));
+        }
+    }
+    assert!(ran.len() >= 12, "only these examples ran: {ran:#?}");
+}
