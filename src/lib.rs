@@ -21,6 +21,7 @@ pub mod failpoint;
 pub mod format;
 pub mod kafka;
 pub mod live;
+pub mod progress;
 pub mod restore;
 pub mod retention;
 pub mod snapshot;

@@ -1,8 +1,9 @@
 //! The `offset-vault` binary: parse arguments, set up logging, run, map errors to exit codes.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use offset_vault::cli::{self, Cli};
 use tracing_subscriber::EnvFilter;
 
@@ -20,14 +21,32 @@ fn init_logging(verbose: u8, quiet: bool) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_target(false)
+        // Escape codes only for a terminal, and never with NO_COLOR.
+        .with_ansi(
+            std::io::stderr().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        )
         .init();
 }
 
 fn main() -> ExitCode {
-    let args = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let mut args = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let _failpoints = offset_vault::failpoint::setup();
     init_logging(args.global.verbose, args.global.quiet);
     cli::output::set_quiet(args.global.quiet);
+    // Flags > environment > the configuration file's context > built-in defaults.
+    let strict = args.command.needs_context();
+    if let Err(e) = cli::config::apply(&mut args, &matches, strict) {
+        offset_vault::alertln!("error: {e}");
+        return ExitCode::from(e.exit_code() as u8);
+    }
+    let json = args.global.output == cli::OutputFormat::Json;
+    offset_vault::progress::enable(offset_vault::progress::should_show(
+        std::io::stderr().is_terminal(),
+        args.global.quiet,
+        json,
+    ));
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
@@ -35,7 +54,9 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match runtime.block_on(cli::run(args)) {
+    let result = runtime.block_on(cli::run(args));
+    offset_vault::progress::finish();
+    match result {
         Ok(code) => ExitCode::from(code as u8),
         Err(e) => {
             offset_vault::alertln!("error: {e}");

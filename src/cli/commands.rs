@@ -24,6 +24,10 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Prune(args) => super::archive::cmd_prune(&cli, args).await,
         Command::Export(args) => super::archive::cmd_export(&cli, args).await,
         Command::Import(args) => super::archive::cmd_import(&cli, args).await,
+        Command::Guard(args) => super::guard::cmd_guard(&cli, args).await,
+        Command::Config(command) => super::config::run(&cli, command),
+        Command::Completions(args) => super::completions::cmd_completions(args),
+        Command::Man(args) => super::completions::cmd_man(args),
     }
 }
 
@@ -59,6 +63,7 @@ async fn cmd_snapshot(cli: &Cli, args: &SnapshotArgs) -> Result<i32> {
         ..Default::default()
     };
     let captured = snapshot::capture(&kafka, &connect, &opts).await?;
+    crate::progress::finish();
     for w in &captured.warnings {
         tracing::warn!("{w}");
     }
@@ -156,10 +161,14 @@ async fn cmd_verify(cli: &Cli, args: &VerifyArgs) -> Result<i32> {
     let store = open_store(cli)?;
     let mut results = Vec::new();
     if args.all {
-        for listed in repo::list(&store, DayRange::default()).await? {
+        let all = repo::list(&store, DayRange::default()).await?;
+        crate::progress::stage("snapshots verified", all.len() as u64);
+        for listed in all {
             let problems = repo::verify_listed(&store, &listed).await;
+            crate::progress::advance(1);
             results.push((listed.id, problems));
         }
+        crate::progress::finish();
     } else {
         let id = args.id.as_deref().unwrap_or_default();
         let manifest = repo::resolve(&store, id).await?;

@@ -2,11 +2,15 @@
 
 mod archive;
 mod commands;
+mod completions;
+pub mod config;
 mod csv;
 mod diff;
+mod guard;
 pub mod output;
 mod prune;
 mod restore;
+pub mod schema;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -65,6 +69,7 @@ pub enum OutputFormat {
 pub struct GlobalArgs {
     /// Kafka bootstrap servers (HOST:PORT[,HOST:PORT...]).
     #[arg(
+        help_heading = "Connection",
         short = 'b',
         long,
         global = true,
@@ -74,6 +79,7 @@ pub struct GlobalArgs {
 
     /// Kafka Connect REST URL; repeat (or separate with commas) for several Connect clusters.
     #[arg(
+        help_heading = "Connection",
         long,
         global = true,
         env = "OFFSET_VAULT_CONNECT_URL",
@@ -83,6 +89,7 @@ pub struct GlobalArgs {
 
     /// Kafka client properties file, as for Kafka's own tools (security.protocol, sasl.*, ssl.*).
     #[arg(
+        help_heading = "Connection",
         long,
         global = true,
         env = "OFFSET_VAULT_COMMAND_CONFIG",
@@ -91,16 +98,28 @@ pub struct GlobalArgs {
     pub command_config: Option<PathBuf>,
 
     /// librdkafka property KEY=VALUE (repeatable); overrides --command-config.
-    #[arg(short = 'X', global = true, value_name = "KEY=VALUE")]
+    #[arg(
+        help_heading = "Connection",
+        short = 'X',
+        global = true,
+        value_name = "KEY=VALUE"
+    )]
     pub property: Vec<String>,
 
     /// Where snapshots live: a directory, file:///path, s3://bucket/prefix (credentials and
     /// endpoint from AWS_* variables), or another object_store URL.
-    #[arg(long, global = true, env = "OFFSET_VAULT_STORE", value_name = "URL")]
+    #[arg(
+        help_heading = "Connection",
+        long,
+        global = true,
+        env = "OFFSET_VAULT_STORE",
+        value_name = "URL"
+    )]
     pub store: Option<String>,
 
     /// Output format.
     #[arg(
+        help_heading = "Output",
         long,
         global = true,
         value_enum,
@@ -110,16 +129,28 @@ pub struct GlobalArgs {
     pub output: OutputFormat,
 
     /// Bound on each request to Kafka, Kafka Connect or the store (e.g. 10s, 1m).
-    #[arg(long, global = true, default_value = "30s", env = "OFFSET_VAULT_TIMEOUT", value_parser = parse_duration)]
+    #[arg(help_heading = "Connection", long, global = true, default_value = "30s", env = "OFFSET_VAULT_TIMEOUT", value_parser = parse_duration)]
     pub timeout: Duration,
 
     /// More logging on stderr (-v info, -vv debug, -vvv with librdkafka's own logs).
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    #[arg(help_heading = "Output", short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
 
     /// Only errors on stderr.
-    #[arg(short, long, global = true)]
+    #[arg(help_heading = "Output", short, long, global = true)]
     pub quiet: bool,
+
+    /// Configuration file with named contexts [default: $XDG_CONFIG_HOME/offset-vault/config.toml].
+    #[arg(help_heading = "Connection", long, global = true, env = config::ENV_CONFIG, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// The context of the configuration file to use [default: its current-context].
+    #[arg(help_heading = "Connection", long, global = true, env = config::ENV_CONTEXT, value_name = "NAME")]
+    pub context: Option<String>,
+
+    /// What the configuration file added, and where each setting came from.
+    #[arg(skip)]
+    pub applied: config::Applied,
 }
 
 fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
@@ -156,7 +187,52 @@ pub enum Command {
     /// Store kafka-consumer-groups CSV as a snapshot of kind import.
     #[command(after_long_help = archive::IMPORT_EXAMPLES)]
     Import(archive::ImportArgs),
+    /// Take a snapshot, run a command, and record how it ended; print the rollback if it failed.
+    #[command(after_long_help = GUARD_EXAMPLES)]
+    Guard(guard::GuardArgs),
+    /// Show the effective settings, list the contexts, or switch the current context.
+    #[command(subcommand, after_long_help = config::EXAMPLES)]
+    Config(config::ConfigCommand),
+    /// Print a shell completion script.
+    #[command(after_long_help = COMPLETIONS_EXAMPLES)]
+    Completions(completions::CompletionsArgs),
+    /// Print the man page, or write one page per command into a directory.
+    #[command(after_long_help = MAN_EXAMPLES)]
+    Man(completions::ManArgs),
 }
+
+impl Command {
+    /// False for the commands that must work while the configuration names a context that does
+    /// not exist (to list the contexts and switch to one), and for those that need no settings.
+    pub fn needs_context(&self) -> bool {
+        !matches!(
+            self,
+            Command::Config(
+                config::ConfigCommand::ListContexts | config::ConfigCommand::UseContext { .. }
+            ) | Command::Completions(_)
+                | Command::Man(_)
+        )
+    }
+}
+
+const GUARD_EXAMPLES: &str = "\
+Examples:
+  # Snapshot the connector, run the deploy, and record its exit status with the snapshot
+  offset-vault guard --connector orders-sink --tag deploy=1234 -- ./deploy.sh orders-sink
+
+  # The command sees the snapshot id in OFFSET_VAULT_SNAPSHOT
+  offset-vault guard --group billing -- sh -c 'echo \"rollback point: $OFFSET_VAULT_SNAPSHOT\"'";
+
+const COMPLETIONS_EXAMPLES: &str = "\
+Examples:
+  offset-vault completions bash > /etc/bash_completion.d/offset-vault
+  offset-vault completions zsh > \"${fpath[1]}/_offset-vault\"
+  offset-vault completions fish > ~/.config/fish/completions/offset-vault.fish";
+
+const MAN_EXAMPLES: &str = "\
+Examples:
+  offset-vault man | man -l -
+  offset-vault man --dir /usr/local/share/man/man1";
 
 const SNAPSHOT_EXAMPLES: &str = "\
 Examples:
@@ -206,26 +282,31 @@ Examples:
 #[derive(Debug, Args, Clone, Default)]
 pub struct SelectArgs {
     /// A consumer group (repeatable).
-    #[arg(long = "group", value_name = "GROUP")]
+    #[arg(help_heading = "Selection", long = "group", value_name = "GROUP")]
     pub groups: Vec<String>,
     /// Consumer groups whose whole id matches this regular expression.
-    #[arg(long, value_name = "REGEX")]
+    #[arg(help_heading = "Selection", long, value_name = "REGEX")]
     pub group_pattern: Option<String>,
     /// Every consumer group of the cluster.
-    #[arg(long)]
+    #[arg(help_heading = "Selection", long)]
     pub all_groups: bool,
     /// A Kafka Connect connector (repeatable); a sink connector's consumer group comes with it.
-    #[arg(long = "connector", value_name = "NAME")]
+    #[arg(help_heading = "Selection", long = "connector", value_name = "NAME")]
     pub connectors: Vec<String>,
     /// Every connector of every --connect-url.
-    #[arg(long)]
+    #[arg(help_heading = "Selection", long)]
     pub all_connectors: bool,
     /// Only these topics (repeatable).
-    #[arg(long = "topic", value_name = "TOPIC")]
+    #[arg(help_heading = "Selection", long = "topic", value_name = "TOPIC")]
     pub topics: Vec<String>,
     /// With --all-groups or --group-pattern, only groups of these types (classic, consumer;
     /// comma-separated). Default: every type this version captures.
-    #[arg(long, value_name = "TYPES", value_delimiter = ',')]
+    #[arg(
+        help_heading = "Selection",
+        long,
+        value_name = "TYPES",
+        value_delimiter = ','
+    )]
     pub group_type: Vec<String>,
 }
 
@@ -234,49 +315,49 @@ pub struct SnapshotArgs {
     #[command(flatten)]
     pub select: SelectArgs,
     /// A label KEY=VALUE stored in the manifest (repeatable).
-    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    #[arg(help_heading = "Snapshot", long = "tag", value_name = "KEY=VALUE")]
     pub tags: Vec<String>,
     /// File format of the offsets.
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(help_heading = "Snapshot", long, value_enum, default_value_t)]
     pub format: Format,
     /// Keep connector config values that look like secrets (they are redacted by default).
-    #[arg(long)]
+    #[arg(help_heading = "Snapshot", long)]
     pub include_secrets: bool,
     /// Also record the timestamp of each group's last consumed record (one extra read per
     /// partition), so a restore can be translated by time onto another cluster.
-    #[arg(long)]
+    #[arg(help_heading = "Snapshot", long)]
     pub with_timestamps: bool,
     /// Skip named groups or connectors that do not exist instead of failing.
-    #[arg(long)]
+    #[arg(help_heading = "Safety", long)]
     pub allow_missing: bool,
     /// When some part cannot be read (a connector's or group's offsets, a partition's log
     /// range), store the snapshot marked partial with the reasons instead of failing.
-    #[arg(long)]
+    #[arg(help_heading = "Safety", long)]
     pub allow_partial: bool,
     /// Store an empty snapshot when the selection matches nothing, instead of failing (exit 2).
-    #[arg(long)]
+    #[arg(help_heading = "Safety", long)]
     pub allow_empty: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// Only snapshots that contain this group.
-    #[arg(long)]
+    #[arg(help_heading = "Selection", long)]
     pub group: Option<String>,
     /// Only snapshots that contain this connector.
-    #[arg(long)]
+    #[arg(help_heading = "Selection", long)]
     pub connector: Option<String>,
     /// Only snapshots with this tag KEY=VALUE (repeatable: all must match).
-    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    #[arg(help_heading = "Selection", long = "tag", value_name = "KEY=VALUE")]
     pub tags: Vec<String>,
     /// Only snapshots created at or after this time (RFC 3339, a date, or a duration like 24h).
-    #[arg(long, value_name = "TIME")]
+    #[arg(help_heading = "Selection", long, value_name = "TIME")]
     pub since: Option<String>,
     /// Only snapshots created at or before this time.
-    #[arg(long, value_name = "TIME")]
+    #[arg(help_heading = "Selection", long, value_name = "TIME")]
     pub until: Option<String>,
     /// Leave out incomplete snapshots (no manifest).
-    #[arg(long)]
+    #[arg(help_heading = "Selection", long)]
     pub complete_only: bool,
 }
 
@@ -304,83 +385,87 @@ pub struct RestoreArgs {
     pub id: Option<String>,
     /// Use the newest complete snapshot-kind snapshot that holds the selected groups and
     /// connectors (undo snapshots only with --include-undo).
-    #[arg(long, conflicts_with = "before")]
+    #[arg(help_heading = "Snapshot", long, conflicts_with = "before")]
     pub latest: bool,
     /// Use the newest complete snapshot-kind snapshot created at or before TIME (RFC 3339, a
     /// date, or a duration such as 2h meaning two hours ago).
-    #[arg(long, value_name = "TIME")]
+    #[arg(help_heading = "Snapshot", long, value_name = "TIME")]
     pub before: Option<String>,
     /// Let --latest and --before choose undo snapshots (written by earlier restores) too.
-    #[arg(long)]
+    #[arg(help_heading = "Snapshot", long)]
     pub include_undo: bool,
     /// Accept a snapshot marked partial (written with snapshot --allow-partial).
-    #[arg(long)]
+    #[arg(help_heading = "Snapshot", long)]
     pub allow_partial: bool,
     /// Apply exactly the plan in FILE (written by --plan-file): its checksum, snapshot and
     /// cluster are checked, and nothing is applied if the plan computed now differs.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["id", "latest", "before", "include_undo", "allow_partial", "groups", "connectors", "topics", "partitions", "on_out_of_range", "skip_missing", "allow_recreated_topics", "recreate_connectors", "connector_config_overrides", "stop_connectors", "allow_other_cluster", "by_timestamp", "plan_file"])]
+    #[arg(help_heading = "Snapshot", long, value_name = "FILE", conflicts_with_all = ["id", "latest", "before", "include_undo", "allow_partial", "groups", "connectors", "topics", "partitions", "on_out_of_range", "skip_missing", "allow_recreated_topics", "recreate_connectors", "connector_config_overrides", "stop_connectors", "allow_other_cluster", "by_timestamp", "plan_file"])]
     pub from_plan: Option<PathBuf>,
     /// Restore only this group (repeatable). Default: everything in the snapshot.
-    #[arg(long = "group", value_name = "GROUP")]
+    #[arg(help_heading = "Selection", long = "group", value_name = "GROUP")]
     pub groups: Vec<String>,
     /// Restore this connector (repeatable): its sink group, or its source offsets.
-    #[arg(long = "connector", value_name = "NAME")]
+    #[arg(help_heading = "Selection", long = "connector", value_name = "NAME")]
     pub connectors: Vec<String>,
     /// Only partitions of this topic (repeatable).
-    #[arg(long = "topic", value_name = "TOPIC")]
+    #[arg(help_heading = "Selection", long = "topic", value_name = "TOPIC")]
     pub topics: Vec<String>,
     /// Only this partition number (repeatable).
-    #[arg(long = "partition", value_name = "N")]
+    #[arg(help_heading = "Selection", long = "partition", value_name = "N")]
     pub partitions: Vec<i32>,
     /// Apply the plan. Without it, the plan is printed and nothing changes.
-    #[arg(long)]
+    #[arg(help_heading = "Safety", long)]
     pub execute: bool,
     /// What to do with a target outside the live [log-start, log-end] range.
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(help_heading = "Safety", long, value_enum, default_value_t)]
     pub on_out_of_range: crate::restore::OutOfRange,
     /// Leave out partitions whose topic or partition no longer exists instead of failing.
-    #[arg(long)]
+    #[arg(help_heading = "Safety", long)]
     pub skip_missing: bool,
     /// Apply the snapshot's offsets to a topic that was deleted and created again since (its
     /// id differs), as they are. Without it such partitions fail the plan; --by-timestamp
     /// translates them instead.
-    #[arg(long)]
+    #[arg(help_heading = "Safety", long)]
     pub allow_recreated_topics: bool,
     /// Stop connectors whose offsets change (PUT /connectors/NAME/stop), and return them to
     /// their earlier state afterwards, also when the restore fails.
-    #[arg(long)]
+    #[arg(help_heading = "Safety", long)]
     pub stop_connectors: bool,
     /// Create connectors of the snapshot that no longer exist: from the snapshot's config,
     /// STOPPED (Kafka Connect 3.7+), then set their offsets and resume them.
-    #[arg(long)]
+    #[arg(help_heading = "Safety", long)]
     pub recreate_connectors: bool,
     /// With --recreate-connectors: leave the recreated connectors STOPPED.
-    #[arg(long, requires = "recreate_connectors")]
+    #[arg(help_heading = "Safety", long, requires = "recreate_connectors")]
     pub leave_stopped: bool,
     /// A config value for a recreated connector, KEY=VALUE (repeatable): needed for every value
     /// that was redacted in the snapshot; replaces the snapshot's value.
-    #[arg(long = "connector-config-override", value_name = "KEY=VALUE")]
+    #[arg(
+        help_heading = "Safety",
+        long = "connector-config-override",
+        value_name = "KEY=VALUE"
+    )]
     pub connector_config_overrides: Vec<String>,
     /// Restore even though the snapshot was taken on another Kafka cluster.
-    #[arg(long)]
+    #[arg(help_heading = "Safety", long)]
     pub allow_other_cluster: bool,
     /// Translate targets by the recorded last-record timestamps (snapshots taken with
     /// --with-timestamps), for a recreated topic or another cluster.
-    #[arg(long)]
+    #[arg(help_heading = "Safety", long)]
     pub by_timestamp: bool,
     /// Do not take an undo snapshot before changing offsets.
-    #[arg(long)]
+    #[arg(help_heading = "Safety", long)]
     pub no_undo: bool,
     /// Also write the plan to FILE (versioned JSON with a checksum), to review and later apply
     /// with --from-plan FILE --execute.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Safety", long, value_name = "FILE")]
     pub plan_file: Option<PathBuf>,
     /// Bound on waiting for a connector to stop and its group to empty.
-    #[arg(long, default_value = "2m", value_parser = parse_duration)]
+    #[arg(help_heading = "Safety", long, default_value = "2m", value_parser = parse_duration)]
     pub wait_timeout: Duration,
     /// After the read-back, wait this long and read the offsets again to catch anything that
     /// still commits for the groups (0 turns it off).
-    #[arg(long, default_value = "3s", value_parser = parse_duration)]
+    #[arg(help_heading = "Safety", long, default_value = "3s", value_parser = parse_duration)]
     pub settle: Duration,
 }
 
@@ -423,10 +508,22 @@ impl SelectArgs {
 impl GlobalArgs {
     /// Kafka settings from the flags, the properties file and `-X`.
     pub fn kafka_settings(&self) -> Result<KafkaSettings> {
-        let mut properties = match &self.command_config {
+        // Lowest first: a context's command-config file, the context's properties, a file from a
+        // flag or the environment, -X on the command line (see config::Applied).
+        let file = match &self.command_config {
             Some(path) => ClientProperties::from_java_file(path)?,
             None => ClientProperties::new(),
         };
+        let mut properties = ClientProperties::new();
+        if self.applied.command_config_from_context {
+            properties = file;
+            properties.apply_overrides(&self.applied.properties)?;
+        } else {
+            properties.apply_overrides(&self.applied.properties)?;
+            for (k, v) in file.iter() {
+                properties.set(k, v);
+            }
+        }
         properties.apply_overrides(&self.property)?;
         let bootstrap = self
             .bootstrap_server

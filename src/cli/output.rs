@@ -45,6 +45,10 @@ pub fn note_line(args: std::fmt::Arguments<'_>) {
 /// Writes a line to stderr even with `-q` (errors, and what must not be missed such as an undo
 /// snapshot's id). Errors writing it are ignored.
 pub fn alert_line(args: std::fmt::Arguments<'_>) {
+    crate::progress::suspend(|| write_stderr(args));
+}
+
+fn write_stderr(args: std::fmt::Arguments<'_>) {
     let mut stderr = std::io::stderr().lock();
     let _ = stderr
         .write_fmt(args)
@@ -70,10 +74,12 @@ macro_rules! alertln {
     ($($arg:tt)*) => { $crate::cli::output::alert_line(format_args!($($arg)*)) };
 }
 
+/// Prints a JSON document; an object gets `schema_version` first (see [`super::schema`]).
 pub fn print_json(value: &Value) {
+    let value = super::schema::versioned(value);
     crate::outln!(
         "{}",
-        serde_json::to_string_pretty(value).expect("JSON values always serialize")
+        serde_json::to_string_pretty(&value).expect("JSON values always serialize")
     );
 }
 
@@ -102,7 +108,7 @@ fn tags_text(tags: &std::collections::BTreeMap<String, String>, sep: &str) -> St
 }
 
 pub fn list_json(listed: &[Listed]) -> Value {
-    Value::Array(
+    let snapshots = Value::Array(
         listed
             .iter()
             .map(|l| match &l.manifest {
@@ -126,7 +132,8 @@ pub fn list_json(listed: &[Listed]) -> Value {
                 }),
             })
             .collect(),
-    )
+    );
+    json!({ "snapshots": snapshots })
 }
 
 pub fn print_list(listed: &[Listed]) {

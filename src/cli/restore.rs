@@ -177,6 +177,7 @@ async fn run(cli: &Cli, args: &RestoreArgs, phase: &mut &'static str) -> Result<
     crate::noteln!("{}, verified", verified.chosen.announce(Utc::now()));
     *phase = "plan";
     let kafka = KafkaClient::connect(settings).await?;
+    crate::progress::stage("planning the restore", 0);
     let prepared = restore::prepare(verified, &kafka, &clients, &req).await?;
     if !prepared.moved.is_empty() {
         crate::noteln!(
@@ -204,6 +205,7 @@ async fn run(cli: &Cli, args: &RestoreArgs, phase: &mut &'static str) -> Result<
             path.display()
         );
     }
+    crate::progress::finish();
     if !args.execute {
         match cli.global.output {
             OutputFormat::Json => print_json(&json!({
@@ -229,7 +231,9 @@ async fn run(cli: &Cli, args: &RestoreArgs, phase: &mut &'static str) -> Result<
         print_plan(&prepared.plan);
     }
     let notify = |line: &str| crate::alertln!("{line}");
+    crate::progress::stage("restoring: undo snapshot, commits, read-back, settle", 0);
     let outcome = restore::execute(&store, &kafka, &clients, &prepared, &req, &notify).await;
+    crate::progress::finish();
     let code = outcome.exit_code();
     match cli.global.output {
         OutputFormat::Json => {

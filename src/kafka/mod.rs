@@ -262,6 +262,7 @@ impl KafkaClient {
                 let offsets =
                     blocking(move || ffi::list_group_offsets(me.inner.client(), &g, me.timeout()))
                         .await;
+                crate::progress::advance(1);
                 (group, offsets)
             }
         }))

@@ -325,6 +325,7 @@ pub async fn capture(
 
     let wanted = select_groups(kafka, selection, pattern.as_ref(), &connectors).await?;
     let ids: Vec<String> = wanted.keys().cloned().collect();
+    crate::progress::stage("groups: committed offsets read", ids.len() as u64);
     let (described, mut offsets, metadata) = futures::join!(
         kafka.describe_groups(ids.clone()),
         kafka.group_offsets_each(ids.clone()),

@@ -22,6 +22,15 @@ use crate::store::{Object, Store};
 
 pub const SNAPSHOTS: &str = "snapshots";
 
+/// Files a snapshot folder may hold besides its manifest's: create-only records written after the
+/// snapshot was sealed (`guard-exit-0.json`: how the command run by `guard` ended). They are not
+/// part of the snapshot's content and never change it.
+pub fn is_sidecar(name: &str) -> bool {
+    name.strip_prefix("guard-")
+        .and_then(|rest| rest.strip_suffix(".json"))
+        .is_some_and(|status| !status.is_empty() && !status.contains('/'))
+}
+
 /// A snapshot folder found in the store.
 #[derive(Debug, Clone)]
 pub struct Listed {
@@ -382,7 +391,7 @@ pub async fn verify_listed(store: &Store, listed: &Listed) -> Vec<String> {
     }
     for f in &listed.files {
         let name = f.key.rsplit('/').next().unwrap_or_default();
-        if name != MANIFEST_FILE && manifest.file(name).is_none() {
+        if name != MANIFEST_FILE && manifest.file(name).is_none() && !is_sidecar(name) {
             problems.push(format!("{name}: not listed in the manifest"));
         }
     }

@@ -358,14 +358,14 @@ async fn s3_killed_in_the_middle_of_a_snapshot() {
 
     // No snapshot is complete; the data files written before the fault show as incomplete.
     let listed = ov(&store, &["list", "--output", "json"]).await.ok().json();
-    let all = listed.as_array().unwrap();
+    let all = listed["snapshots"].as_array().unwrap();
     assert!(all.iter().all(|l| l["complete"] == false), "{listed:#}");
     assert_eq!(all.len(), 1, "{listed:#}");
     let complete = ov(&store, &["list", "--complete-only", "--output", "json"])
         .await
         .ok()
         .json();
-    assert_eq!(complete, Value::Array(vec![]));
+    assert_eq!(complete["snapshots"], Value::Array(vec![]));
     ov(&store, &["restore", "--latest", "--group", &group])
         .await
         .expect_code(4);

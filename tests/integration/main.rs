@@ -9,4 +9,5 @@ mod restore;
 mod snapshot;
 mod support;
 mod trust;
+mod ux;
 mod verify;

@@ -143,7 +143,7 @@ async fn empty_and_active_groups_match_kafka_consumer_groups_in_both_formats() {
     drop(active);
 
     let listed = ov(&store, &["list", "--output", "json"]).await.ok().json();
-    let listed = listed.as_array().expect("list is an array");
+    let listed = listed["snapshots"].as_array().expect("list has snapshots");
     assert_eq!(listed.len(), 2);
     assert!(
         listed[0]["id"].as_str() > listed[1]["id"].as_str(),
@@ -154,7 +154,7 @@ async fn empty_and_active_groups_match_kafka_consumer_groups_in_both_formats() {
         .await
         .ok()
         .json();
-    assert_eq!(by_group.as_array().map(Vec::len), Some(2));
+    assert_eq!(by_group["snapshots"].as_array().map(Vec::len), Some(2));
     let by_other = ov(
         &store,
         &["list", "--group", "no-such-group", "--output", "json"],
@@ -162,7 +162,7 @@ async fn empty_and_active_groups_match_kafka_consumer_groups_in_both_formats() {
     .await
     .ok()
     .json();
-    assert_eq!(by_other.as_array().map(Vec::len), Some(0));
+    assert_eq!(by_other["snapshots"].as_array().map(Vec::len), Some(0));
 }
 
 /// Waits until `GET /connectors/{name}/offsets` satisfies `ready`; returns the offsets.

@@ -100,14 +100,14 @@ async fn a_retried_restore_does_not_undo_itself() {
 
     // The undo snapshot is listed with its kind, and restored by id or with --include-undo.
     let listed = ov(&store, &["list", "--output", "json"]).await.ok().json();
-    let kinds: Vec<&str> = listed
+    let kinds: Vec<&str> = listed["snapshots"]
         .as_array()
         .unwrap()
         .iter()
         .map(|l| l["kind"].as_str().unwrap())
         .collect();
     assert_eq!(kinds, ["undo", "snapshot"], "{listed:#}");
-    assert_eq!(listed[0]["undo_of"], id.as_str());
+    assert_eq!(listed["snapshots"][0]["undo_of"], id.as_str());
     let undo_choice = ov(
         &store,
         &["restore", "--latest", "--include-undo", "--group", &group],
@@ -651,7 +651,7 @@ async fn a_partial_snapshot_is_not_reported_as_success() {
     let id = partial.json()["id"].as_str().unwrap().to_string();
     let listed = ov(&store, &["list", "--output", "json"]).await.ok().json();
     assert_eq!(
-        listed[0]["partial"][0]
+        listed["snapshots"][0]["partial"][0]
             .as_str()
             .map(|s| s.contains("injected")),
         Some(true),

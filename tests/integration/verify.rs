@@ -149,6 +149,7 @@ async fn snapshot_without_manifest_is_listed_incomplete_and_never_used() {
     std::fs::remove_file(manifest).unwrap();
 
     let listed = ov(&store, &["list", "--output", "json"]).await.ok().json();
+    let listed = &listed["snapshots"];
     assert_eq!(listed[0]["id"], id.as_str());
     assert_eq!(listed[0]["complete"], false);
     assert!(listed[0]["problem"]
@@ -159,7 +160,7 @@ async fn snapshot_without_manifest_is_listed_incomplete_and_never_used() {
         .await
         .ok()
         .json();
-    assert_eq!(complete.as_array().map(Vec::len), Some(0));
+    assert_eq!(complete["snapshots"].as_array().map(Vec::len), Some(0));
 
     let shown = ov(&store, &["show", &id[..12]])
         .await

@@ -23,7 +23,7 @@ async fn snapshots(store: &str, group: &str, n: usize) -> Vec<String> {
 }
 
 fn listed_ids(run: &crate::support::ov::Run) -> Vec<(String, bool)> {
-    run.json()
+    run.json()["snapshots"]
         .as_array()
         .unwrap()
         .iter()

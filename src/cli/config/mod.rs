@@ -1,0 +1,490 @@
+//! The configuration file and its named contexts.
+//!
+//! A TOML file (`--config FILE`, `OFFSET_VAULT_CONFIG`, or by default
+//! `$XDG_CONFIG_HOME/offset-vault/config.toml`, falling back to `~/.config/offset-vault/`) holds
+//! named contexts, each a set of connection settings:
+//!
+//! ```toml
+//! current-context = "prod"
+//!
+//! [contexts.prod]
+//! bootstrap-server = "kafka-1:9092,kafka-2:9092"
+//! connect-url = ["http://connect:8083"]
+//! store = "s3://backups/offsets"
+//! command-config = "prod-client.properties"   # relative to this file
+//! output = "table"
+//! timeout = "30s"
+//! properties = { "security.protocol" = "SASL_SSL", "sasl.mechanism" = "SCRAM-SHA-512" }
+//! ```
+//!
+//! `--context NAME` (or `OFFSET_VAULT_CONTEXT`) picks a context, else `current-context` does.
+//! Precedence, highest first: command-line flags, environment variables, the context, built-in
+//! defaults. A context fills only the settings that neither a flag nor a variable gave.
+//! The pure rules (which layer wins, which file, which context) are separate from reading the file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Subcommand, ValueEnum};
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use super::{Cli, GlobalArgs, OutputFormat};
+
+mod commands;
+use crate::error::{Error, Result};
+pub use commands::{redacted, run};
+
+/// The variable that names the configuration file.
+pub const ENV_CONFIG: &str = "OFFSET_VAULT_CONFIG";
+/// The variable that names the context.
+pub const ENV_CONTEXT: &str = "OFFSET_VAULT_CONTEXT";
+
+/// Examples of `config`, with a file to start from.
+pub const EXAMPLES: &str = "\
+Examples:
+  offset-vault config show
+  offset-vault --context staging config show --output json
+  offset-vault config list-contexts
+  offset-vault config use-context prod
+
+A configuration file ($XDG_CONFIG_HOME/offset-vault/config.toml, or --config FILE):
+  current-context = \"prod\"
+
+  [contexts.prod]
+  bootstrap-server = \"kafka-1:9092,kafka-2:9092\"
+  connect-url = [\"http://connect:8083\"]
+  store = \"s3://backups/offsets\"
+  command-config = \"prod-client.properties\"   # relative to this file
+  properties = { \"sasl.mechanism\" = \"SCRAM-SHA-512\" }
+
+Precedence, highest first: flags, environment variables, the context, built-in defaults.";
+
+/// `offset-vault config ...`.
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the effective settings and where each came from (secrets redacted).
+    #[command(
+        after_long_help = "Examples:\n  offset-vault config show\n  offset-vault --context staging config show --output json"
+    )]
+    Show,
+    /// List the contexts of the configuration file; `*` marks the current one.
+    #[command(after_long_help = "Examples:\n  offset-vault config list-contexts")]
+    ListContexts,
+    /// Make NAME the current context (rewrites `current-context`, keeps the rest of the file).
+    #[command(after_long_help = "Examples:\n  offset-vault config use-context prod")]
+    UseContext {
+        /// A context defined in the configuration file.
+        name: String,
+    },
+}
+
+/// Where a setting came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Source {
+    /// A command-line flag.
+    Flag,
+    /// An environment variable.
+    Env { variable: String },
+    /// A context of the configuration file.
+    Context { name: String },
+    /// The built-in default.
+    #[default]
+    Default,
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Flag => write!(f, "flag"),
+            Source::Env { variable } => write!(f, "environment ({variable})"),
+            Source::Context { name } => write!(f, "context {name}"),
+            Source::Default => write!(f, "default"),
+        }
+    }
+}
+
+/// One setting as `config show` prints it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Origin {
+    /// The setting's name, as in the file (`store`, `property sasl.mechanism`).
+    pub setting: String,
+    /// Its value (secrets are redacted when printed).
+    pub value: String,
+    pub source: Source,
+}
+
+/// What the configuration file added to the command line.
+#[derive(Debug, Clone, Default)]
+pub struct Applied {
+    /// The configuration file read, if any.
+    pub file: Option<PathBuf>,
+    /// The context used, and what chose it.
+    pub context: Option<(String, Source)>,
+    /// The context's `-X` properties as `KEY=VALUE`, below those of the command line.
+    pub properties: Vec<String>,
+    /// True when `command-config` came from the context (its file then sits below the context's
+    /// properties; a file from a flag or variable sits above them).
+    pub command_config_from_context: bool,
+    /// Every setting with a value, and where it came from.
+    pub origins: Vec<Origin>,
+}
+
+/// The configuration file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ConfigFile {
+    pub current_context: Option<Spanned<String>>,
+    #[serde(default)]
+    pub contexts: BTreeMap<String, Context>,
+}
+
+/// A named context.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Context {
+    pub bootstrap_server: Option<String>,
+    pub connect_url: Option<OneOrMany>,
+    pub store: Option<String>,
+    pub command_config: Option<PathBuf>,
+    #[serde(default)]
+    pub properties: BTreeMap<String, String>,
+    pub output: Option<Spanned<String>>,
+    pub timeout: Option<Spanned<String>>,
+}
+
+/// A string or a list of strings (`connect-url`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    fn to_vec(&self) -> Vec<String> {
+        match self {
+            OneOrMany::One(s) => s.split(',').map(|u| u.trim().to_string()).collect(),
+            OneOrMany::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// 1-based line of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// Parses a configuration file's text; `path` names it in errors (with the line).
+pub fn parse(path: &Path, text: &str) -> Result<ConfigFile> {
+    toml::from_str(text).map_err(|e| {
+        let at = e
+            .span()
+            .map(|s| format!(" (line {})", line_of(text, s.start)))
+            .unwrap_or_default();
+        Error::usage(format!(
+            "configuration file {}{at}: {}",
+            path.display(),
+            e.message().trim()
+        ))
+    })
+}
+
+/// The configuration file to read: an explicit one (flag or variable) must exist; the default
+/// one may not. `xdg` and `home` are `$XDG_CONFIG_HOME` and `$HOME`.
+pub fn config_path(
+    explicit: Option<&Path>,
+    xdg: Option<&str>,
+    home: Option<&str>,
+) -> Option<(PathBuf, bool)> {
+    if let Some(p) = explicit {
+        return Some((p.to_path_buf(), true));
+    }
+    let base = match (
+        xdg.filter(|x| !x.is_empty()),
+        home.filter(|h| !h.is_empty()),
+    ) {
+        (Some(x), _) => PathBuf::from(x),
+        (None, Some(h)) => Path::new(h).join(".config"),
+        (None, None) => return None,
+    };
+    Some((base.join("offset-vault").join("config.toml"), false))
+}
+
+/// Which context to use: the flag or variable, else `current-context`.
+pub fn choose_context(
+    explicit: Option<(String, Source)>,
+    file: &ConfigFile,
+) -> Option<(String, Source)> {
+    explicit.or_else(|| {
+        file.current_context.as_ref().map(|c| {
+            (
+                c.get_ref().clone(),
+                Source::Context {
+                    name: "current-context".into(),
+                },
+            )
+        })
+    })
+}
+
+/// The winning value of one setting: flag or environment (`explicit`), else the context's, else
+/// the built-in default.
+pub fn resolve<T>(
+    explicit: Option<(T, Source)>,
+    context: Option<(T, &str)>,
+    default: Option<T>,
+) -> Option<(T, Source)> {
+    explicit
+        .or_else(|| {
+            context.map(|(v, name)| {
+                (
+                    v,
+                    Source::Context {
+                        name: name.to_string(),
+                    },
+                )
+            })
+        })
+        .or_else(|| default.map(|v| (v, Source::Default)))
+}
+
+/// Where clap found the argument `id`: `Some` for a flag or a variable.
+fn explicit_source(cmd: &clap::Command, matches: &ArgMatches, id: &str) -> Option<Source> {
+    match matches.value_source(id)? {
+        ValueSource::CommandLine => Some(Source::Flag),
+        ValueSource::EnvVariable => {
+            let variable = cmd
+                .get_arguments()
+                .find(|a| a.get_id() == id)
+                .and_then(|a| a.get_env())
+                .map(|v| v.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            Some(Source::Env { variable })
+        }
+        _ => None,
+    }
+}
+
+/// Reads the configuration file (if any) and fills in what neither a flag nor a variable gave.
+/// `strict`: a missing context is an error (`config list-contexts` and `use-context` pass false,
+/// so a bad `current-context` can be fixed with them).
+pub fn apply(cli: &mut Cli, matches: &ArgMatches, strict: bool) -> Result<()> {
+    let cmd = <Cli as clap::CommandFactory>::command();
+    let src = |id: &str| explicit_source(&cmd, matches, id);
+    let g = &mut cli.global;
+    let xdg = std::env::var("XDG_CONFIG_HOME").ok();
+    let home = std::env::var("HOME").ok();
+    let mut file = ConfigFile::default();
+    let mut applied = Applied::default();
+    if let Some((path, must_exist)) =
+        config_path(g.config.as_deref(), xdg.as_deref(), home.as_deref())
+    {
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                warn_if_readable(&path);
+                file = parse(&path, &text)?;
+                applied.file = Some(path);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !must_exist => {}
+            Err(source) => return Err(Error::ReadFile { path, source }),
+        }
+    }
+    let explicit_context = g
+        .context
+        .clone()
+        .map(|c| (c, src("context").unwrap_or(Source::Flag)));
+    let chosen = choose_context(explicit_context, &file);
+    let mut context = Context::default();
+    if let Some((name, how)) = &chosen {
+        match (&applied.file, file.contexts.get(name)) {
+            (Some(_), Some(c)) => {
+                context = c.clone();
+                applied.context = Some((name.clone(), how.clone()));
+            }
+            _ if !strict => {}
+            (None, _) => {
+                return Err(Error::usage(format!(
+                    "context {name} is asked for ({how}) but there is no configuration file: create {} or pass --config FILE",
+                    g.config.clone().or_else(|| config_path(None, xdg.as_deref(), home.as_deref()).map(|p| p.0)).unwrap_or_default().display()
+                )))
+            }
+            (Some(path), None) => return Err(missing_context(path, name, how, &file)),
+        }
+    }
+    let base = applied
+        .file
+        .as_deref()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf);
+    merge(
+        g,
+        &src,
+        &context,
+        chosen.as_ref().map(|c| c.0.as_str()),
+        base.as_deref(),
+        &mut applied,
+    )?;
+    g.applied = applied;
+    Ok(())
+}
+
+pub(crate) fn missing_context(path: &Path, name: &str, how: &Source, file: &ConfigFile) -> Error {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let at = match (how, &file.current_context) {
+        (Source::Context { .. }, Some(c)) => format!(
+            " (current-context, line {})",
+            line_of(&text, c.span().start)
+        ),
+        _ => format!(" ({how})"),
+    };
+    let known: Vec<&str> = file.contexts.keys().map(String::as_str).collect();
+    Error::usage(format!(
+        "configuration file {}: no context named {name}{at}; its contexts: {}",
+        path.display(),
+        if known.is_empty() {
+            "none".into()
+        } else {
+            known.join(", ")
+        }
+    ))
+}
+
+/// Fills `g` from the context where no flag or variable gave a value, and records every origin.
+fn merge(
+    g: &mut GlobalArgs,
+    src: &dyn Fn(&str) -> Option<Source>,
+    ctx: &Context,
+    ctx_name: Option<&str>,
+    base: Option<&Path>,
+    applied: &mut Applied,
+) -> Result<()> {
+    let name = ctx_name.unwrap_or_default();
+    let with = |v: Option<String>, id: &str| v.map(|v| (v, src(id).unwrap_or(Source::Flag)));
+    let mut origin = |setting: &str, pick: Option<(String, Source)>| -> Option<String> {
+        let (value, source) = pick?;
+        applied.origins.push(Origin {
+            setting: setting.into(),
+            value: value.clone(),
+            source,
+        });
+        Some(value)
+    };
+    g.bootstrap_server = origin(
+        "bootstrap-server",
+        resolve(
+            with(g.bootstrap_server.take(), "bootstrap_server"),
+            ctx.bootstrap_server.clone().map(|v| (v, name)),
+            None,
+        ),
+    );
+    let urls = (!g.connect_url.is_empty()).then(|| g.connect_url.join(","));
+    let ctx_urls = ctx
+        .connect_url
+        .as_ref()
+        .map(|u| (u.to_vec().join(","), name));
+    g.connect_url = origin(
+        "connect-url",
+        resolve(with(urls, "connect_url"), ctx_urls, None),
+    )
+    .map(|u| u.split(',').map(String::from).collect())
+    .unwrap_or_default();
+    g.store = origin(
+        "store",
+        resolve(
+            with(g.store.take(), "store"),
+            ctx.store.clone().map(|v| (v, name)),
+            None,
+        ),
+    );
+    let file = g.command_config.take().map(|p| p.display().to_string());
+    let ctx_file = ctx.command_config.as_ref().map(|p| {
+        let p = match base {
+            Some(b) if p.is_relative() => b.join(p),
+            _ => p.clone(),
+        };
+        (p.display().to_string(), name)
+    });
+    let picked = resolve(with(file, "command_config"), ctx_file, None);
+    applied.command_config_from_context = matches!(picked, Some((_, Source::Context { .. })));
+    g.command_config = origin("command-config", picked).map(PathBuf::from);
+    for (k, v) in &ctx.properties {
+        applied.properties.push(format!("{k}={v}"));
+        origin(
+            &format!("property {k}"),
+            Some((v.clone(), Source::Context { name: name.into() })),
+        );
+    }
+    for p in &g.property {
+        let (k, v) = p.split_once('=').unwrap_or((p, ""));
+        origin(
+            &format!("property {}", k.trim()),
+            Some((v.to_string(), Source::Flag)),
+        );
+    }
+    if src("output").is_none() {
+        if let Some(o) = &ctx.output {
+            g.output = OutputFormat::from_str(o.get_ref(), true).map_err(|_| {
+                Error::usage(format!(
+                    "context {name}: output = {:?}: expected \"table\" or \"json\"",
+                    o.get_ref()
+                ))
+            })?;
+        }
+    }
+    let out_source = src("output").or_else(|| {
+        ctx.output
+            .as_ref()
+            .map(|_| Source::Context { name: name.into() })
+    });
+    origin(
+        "output",
+        Some((
+            format!("{:?}", g.output).to_lowercase(),
+            out_source.unwrap_or_default(),
+        )),
+    );
+    if src("timeout").is_none() {
+        if let Some(t) = &ctx.timeout {
+            g.timeout = super::parse_duration(t.get_ref()).map_err(|e| {
+                Error::usage(format!("context {name}: timeout = {:?}: {e}", t.get_ref()))
+            })?;
+        }
+    }
+    let t_source = src("timeout").or_else(|| {
+        ctx.timeout
+            .as_ref()
+            .map(|_| Source::Context { name: name.into() })
+    });
+    origin(
+        "timeout",
+        Some((
+            humantime::format_duration(g.timeout).to_string(),
+            t_source.unwrap_or_default(),
+        )),
+    );
+    Ok(())
+}
+
+/// The configuration file may hold secrets: say so when others can read it.
+fn warn_if_readable(path: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(meta) = std::fs::metadata(path) {
+            let mode = meta.permissions().mode() & 0o777;
+            if mode & 0o044 != 0 {
+                tracing::warn!(
+                    "configuration file {} is readable by group or others (mode {mode:o}) and may hold secrets: chmod 600 {}",
+                    path.display(),
+                    path.display()
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

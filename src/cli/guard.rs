@@ -1,0 +1,358 @@
+//! `offset-vault guard [selection] -- COMMAND ARGS...`: a change wrapped in a snapshot.
+//!
+//! Takes a snapshot (and runs nothing if it cannot), runs the command with the snapshot id in
+//! `OFFSET_VAULT_SNAPSHOT`, records how the command ended in a create-only record next to the
+//! snapshot (`guard-exit-N.json`; the snapshot itself is sealed and never changes), and when the
+//! command failed prints the restore commands that roll back. It never restores by itself, and
+//! exits with the command's status.
+
+use std::collections::BTreeMap;
+use std::process::ExitStatus;
+
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+use clap::Args;
+use serde::Serialize;
+
+use super::output::print_json;
+use super::{Cli, GlobalArgs, OutputFormat, SelectArgs};
+use crate::error::{Error, Result};
+use crate::kafka::KafkaClient;
+use crate::snapshot::manifest::date_folder;
+use crate::snapshot::repo::{is_sidecar, SNAPSHOTS};
+use crate::snapshot::{self, capture::validate, CaptureOptions, Format};
+use crate::store::Store;
+
+/// The variable that carries the snapshot id to the command.
+pub const ENV_SNAPSHOT: &str = "OFFSET_VAULT_SNAPSHOT";
+
+/// Arguments of `guard`.
+#[derive(Debug, Args)]
+pub struct GuardArgs {
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// A label KEY=VALUE stored in the snapshot's manifest (repeatable).
+    #[arg(help_heading = "Snapshot", long = "tag", value_name = "KEY=VALUE")]
+    pub tags: Vec<String>,
+    /// File format of the offsets.
+    #[arg(help_heading = "Snapshot", long, value_enum, default_value_t)]
+    pub format: Format,
+    /// Skip named groups or connectors that do not exist instead of failing.
+    #[arg(help_heading = "Safety", long)]
+    pub allow_missing: bool,
+    /// The command to run and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// How the command ended, as recorded next to the snapshot.
+#[derive(Debug, Clone, Serialize)]
+pub struct GuardRecord {
+    pub format_version: String,
+    pub snapshot_id: String,
+    pub command: Vec<String>,
+    /// The exit code, or 128 + the signal number when a signal ended the command.
+    pub exit_code: i32,
+    /// The signal that ended the command, if one did.
+    pub signal: Option<i32>,
+    /// Why the command could not be started, if it could not.
+    pub error: Option<String>,
+    pub started_at: DateTime<Utc>,
+    pub finished_at: DateTime<Utc>,
+}
+
+/// The record's file name: `guard-exit-0.json`, `guard-signal-15.json`.
+pub fn record_name(exit_code: i32, signal: Option<i32>) -> String {
+    let name = match signal {
+        Some(s) => format!("guard-signal-{s}.json"),
+        None => format!("guard-exit-{exit_code}.json"),
+    };
+    debug_assert!(is_sidecar(&name));
+    name
+}
+
+/// Quotes a word for a POSIX shell when it needs it.
+pub fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=,@%+".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// The restore commands that roll back to `id`: the dry run, then the one that applies it.
+/// Connection settings are spelled out so the lines work where they are pasted; `-X` values are
+/// left out because they may be secrets.
+pub fn rollback_commands(g: &GlobalArgs, id: &str, has_connectors: bool) -> [String; 2] {
+    let mut words = vec!["offset-vault".to_string()];
+    if let Some((name, _)) = &g.applied.context {
+        words.extend(["--context".into(), name.clone()]);
+    }
+    if let Some(b) = &g.bootstrap_server {
+        words.extend(["--bootstrap-server".into(), b.clone()]);
+    }
+    if !g.connect_url.is_empty() {
+        words.extend(["--connect-url".into(), g.connect_url.join(",")]);
+    }
+    if let Some(c) = &g.command_config {
+        words.extend(["--command-config".into(), c.display().to_string()]);
+    }
+    if let Some(s) = &g.store {
+        words.extend(["--store".into(), s.clone()]);
+    }
+    words.extend(["restore".into(), id.to_string()]);
+    if has_connectors {
+        words.push("--stop-connectors".into());
+    }
+    let dry: Vec<String> = words.iter().map(|w| shell_quote(w)).collect();
+    let dry = dry.join(" ");
+    let apply = format!("{dry} --execute");
+    [dry, apply]
+}
+
+/// Exit code and signal of a finished command (128 + N for signal N, as shells report it).
+fn status_code(status: ExitStatus) -> (i32, Option<i32>) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            return (128 + sig, Some(sig));
+        }
+    }
+    (status.code().unwrap_or(1), None)
+}
+
+/// Runs the command with the snapshot id in its environment; never fails: a command that cannot
+/// be started is reported as exit code 127 (not found) or 126 (not executable), as shells do.
+async fn run_command(command: &[String], id: &str) -> (i32, Option<i32>, Option<String>) {
+    // While the command runs, Ctrl-C and SIGTERM reach it (same process group); this process
+    // stays to record how it ended.
+    #[cfg(unix)]
+    let _held = {
+        use tokio::signal::unix::{signal, SignalKind};
+        (
+            signal(SignalKind::interrupt()).ok(),
+            signal(SignalKind::terminate()).ok(),
+        )
+    };
+    let (program, args) = command.split_first().expect("clap requires a command");
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(args).env(ENV_SNAPSHOT, id);
+    let joined = tokio::task::spawn_blocking(move || cmd.status()).await;
+    match joined {
+        Ok(Ok(status)) => {
+            let (code, signal) = status_code(status);
+            (code, signal, None)
+        }
+        Ok(Err(e)) => {
+            let code = if e.kind() == std::io::ErrorKind::NotFound {
+                127
+            } else {
+                126
+            };
+            (code, None, Some(format!("cannot run {program}: {e}")))
+        }
+        Err(e) => (1, None, Some(format!("cannot wait for {program}: {e}"))),
+    }
+}
+
+/// Runs `offset-vault guard`.
+pub async fn cmd_guard(cli: &Cli, args: &GuardArgs) -> Result<i32> {
+    let g = &cli.global;
+    let mut selection = args.select.to_selection();
+    selection.allow_missing = args.allow_missing;
+    let connect = g.connect_clients()?;
+    validate(&selection, connect.len())?;
+    let tags: BTreeMap<String, String> = super::parse_tags(&args.tags)?;
+    let settings = g.kafka_settings()?;
+    let store = Store::open(g.store_url()?, g.timeout)?;
+
+    let kafka = KafkaClient::connect(settings).await?;
+    let opts = CaptureOptions {
+        selection,
+        tags,
+        format: args.format,
+        ..Default::default()
+    };
+    let captured = snapshot::capture(&kafka, &connect, &opts).await?;
+    crate::progress::finish();
+    for w in &captured.warnings {
+        tracing::warn!("{w}");
+    }
+    let manifest = snapshot::write(&store, &captured).await?;
+    let id = manifest.meta.id.clone();
+    crate::noteln!(
+        "snapshot {id} taken ({} group(s), {} connector(s)); running: {}",
+        manifest.summary.groups,
+        manifest.summary.connectors,
+        args.command
+            .iter()
+            .map(|w| shell_quote(w))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+
+    let started_at = Utc::now();
+    let (exit_code, signal, error) = run_command(&args.command, &id).await;
+    if let Some(e) = &error {
+        crate::alertln!("error: {e}");
+    }
+    let record = GuardRecord {
+        format_version: "1.0".into(),
+        snapshot_id: id.clone(),
+        command: args.command.clone(),
+        exit_code,
+        signal,
+        error,
+        started_at,
+        finished_at: Utc::now(),
+    };
+    let key = format!(
+        "{SNAPSHOTS}/{}/{id}/{}",
+        date_folder(manifest.meta.created_at),
+        record_name(exit_code, signal)
+    );
+    let body = serde_json::to_vec_pretty(&record).map_err(|e| Error::Internal(e.to_string()))?;
+    let recorded = match store.put_new(&key, Bytes::from(body)).await {
+        Ok(()) => true,
+        Err(e) => {
+            crate::alertln!(
+                "warning: the command's status was not recorded with the snapshot: {e}"
+            );
+            false
+        }
+    };
+    let failed = exit_code != 0;
+    let rollback = failed.then(|| rollback_commands(g, &id, manifest.summary.connectors > 0));
+    match g.output {
+        OutputFormat::Json => print_json(&serde_json::json!({
+            "snapshot_id": id,
+            "store": store.url(),
+            "command": args.command,
+            "exit_code": exit_code,
+            "signal": signal,
+            "recorded": recorded,
+            "rollback": rollback,
+        })),
+        OutputFormat::Table => {
+            if let Some([dry, apply]) = &rollback {
+                crate::alertln!(
+                    "the command failed (exit code {exit_code}); offsets were not touched. To roll back to snapshot {id}, review the plan:\n  {dry}\nthen apply it:\n  {apply}"
+                );
+            } else {
+                crate::noteln!("the command succeeded; snapshot {id} stays as its rollback point");
+            }
+        }
+    }
+    Ok(exit_code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn record_names_are_sidecars_and_others_are_not() {
+        assert_eq!(record_name(0, None), "guard-exit-0.json");
+        assert_eq!(record_name(143, Some(15)), "guard-signal-15.json");
+        for (name, sidecar) in [
+            ("guard-exit-0.json", true),
+            ("guard-exit-3.json", true),
+            ("guard-signal-9.json", true),
+            ("guard-.json", false),
+            ("guard-exit-0.txt", false),
+            ("offsets.parquet", false),
+            ("manifest.json", false),
+            ("connectors.json", false),
+        ] {
+            assert_eq!(is_sidecar(name), sidecar, "{name}");
+        }
+    }
+
+    #[test]
+    fn words_are_quoted_only_when_needed() {
+        let cases = [
+            ("s3://bucket/offsets", "s3://bucket/offsets"),
+            ("k1:9092,k2:9092", "k1:9092,k2:9092"),
+            ("a b", "'a b'"),
+            ("it's", r"'it'\''s'"),
+            ("", "''"),
+            ("$HOME", "'$HOME'"),
+        ];
+        for (word, want) in cases {
+            assert_eq!(shell_quote(word), want);
+        }
+    }
+
+    #[test]
+    fn rollback_is_a_dry_run_then_execute_with_the_connection_spelled_out() {
+        let cli = Cli::parse_from([
+            "offset-vault",
+            "-b",
+            "k:9092",
+            "--store",
+            "/var/lib/my vault",
+            "--connect-url",
+            "http://c:8083",
+            "-X",
+            "sasl.password=secret",
+            "guard",
+            "--connector",
+            "orders",
+            "--",
+            "true",
+        ]);
+        let [dry, apply] = rollback_commands(&cli.global, "20261201T093005.042Z-abc", true);
+        assert_eq!(
+            dry,
+            "offset-vault --bootstrap-server k:9092 --connect-url http://c:8083 --store '/var/lib/my vault' restore 20261201T093005.042Z-abc --stop-connectors"
+        );
+        assert_eq!(apply, format!("{dry} --execute"));
+        assert!(!apply.contains("secret"));
+        let parsed = Cli::try_parse_from(shell_words(&apply)).expect("the printed command parses");
+        assert!(
+            matches!(parsed.command, super::super::Command::Restore(ref r) if r.execute && r.stop_connectors)
+        );
+    }
+
+    /// Splits the quoted words `shell_quote` makes (enough for the test above).
+    fn shell_words(line: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut cur = String::new();
+        let mut quoted = false;
+        for c in line.chars() {
+            match c {
+                '\'' => quoted = !quoted,
+                ' ' if !quoted => out.push(std::mem::take(&mut cur)),
+                c => cur.push(c),
+            }
+        }
+        out.push(cur);
+        out
+    }
+
+    #[test]
+    fn the_command_comes_after_the_double_dash() {
+        let cli = Cli::try_parse_from([
+            "offset-vault",
+            "guard",
+            "--group",
+            "g",
+            "--",
+            "sh",
+            "-c",
+            "exit 3",
+        ])
+        .unwrap();
+        match cli.command {
+            super::super::Command::Guard(a) => assert_eq!(a.command, ["sh", "-c", "exit 3"]),
+            other => panic!("{other:?}"),
+        }
+        assert!(Cli::try_parse_from(["offset-vault", "guard", "--group", "g"]).is_err());
+    }
+}

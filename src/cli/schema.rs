@@ -1,0 +1,282 @@
+//! The JSON documents that `--output json` prints: every one is an object with a
+//! `schema_version`, and its JSON Schema is generated from the types below and kept under
+//! `docs/schema/` (a test regenerates and compares them, and validates real output against them).
+//!
+//! The types mirror the documents the commands print; `deny_unknown_fields` makes the schemas
+//! closed, so a field added to or dropped from a document without its type fails the tests.
+//! Nested snapshot content (manifest, groups, connectors, file entries, summaries) is described
+//! as open objects: its own `format_version` governs it.
+//!
+//! `schema_version` changes when a document changes incompatibly (a field removed, renamed or
+//! retyped); added fields keep it.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// The version of every JSON document's shape.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// `value` with `schema_version` first, when it is an object that has none.
+pub fn versioned(value: &Value) -> Value {
+    match value {
+        Value::Object(fields) if !fields.contains_key("schema_version") => {
+            let mut out = Map::with_capacity(fields.len() + 1);
+            out.insert("schema_version".into(), SCHEMA_VERSION.into());
+            out.extend(fields.iter().map(|(k, v)| (k.clone(), v.clone())));
+            Value::Object(out)
+        }
+        other => other.clone(),
+    }
+}
+
+/// An object whose inner shape is versioned on its own (snapshot content).
+type Open = BTreeMap<String, Value>;
+
+/// `snapshot --output json`: the snapshot written.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotDoc {
+    pub schema_version: u32,
+    /// The new snapshot's id.
+    pub id: String,
+    /// The store URL it was written to.
+    pub store: String,
+    pub created_at: DateTime<Utc>,
+    pub cluster_id: String,
+    /// `parquet` or `json`.
+    pub format: String,
+    pub summary: Open,
+    pub files: Vec<Open>,
+    pub tags: BTreeMap<String, String>,
+    pub warnings: Vec<String>,
+}
+
+/// `list --output json`: the snapshots, newest first.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListDoc {
+    pub schema_version: u32,
+    pub snapshots: Vec<Listed>,
+}
+
+/// One snapshot in `list`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Listed {
+    Complete(ListedComplete),
+    Incomplete(ListedIncomplete),
+}
+
+/// A snapshot with a readable manifest.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListedComplete {
+    pub id: String,
+    /// Always true here.
+    pub complete: bool,
+    /// `snapshot`, `undo` or `import`.
+    pub kind: String,
+    /// For an undo snapshot: the snapshot its restore restored.
+    pub undo_of: Option<String>,
+    /// Why the snapshot is partial; empty when it is complete.
+    pub partial: Vec<String>,
+    pub created_at: DateTime<Utc>,
+    pub cluster_id: String,
+    pub format: String,
+    pub summary: Open,
+    pub tags: BTreeMap<String, String>,
+}
+
+/// A snapshot folder without a (readable) manifest: never used for a restore.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListedIncomplete {
+    pub id: String,
+    /// Always false here.
+    pub complete: bool,
+    pub problem: Option<String>,
+    /// The keys of the files found.
+    pub files: Vec<String>,
+}
+
+/// `show --output json`: one verified snapshot.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShowDoc {
+    pub schema_version: u32,
+    pub manifest: Open,
+    pub groups: Vec<Open>,
+    pub connectors: Vec<Open>,
+}
+
+/// `verify --output json`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VerifyDoc {
+    pub schema_version: u32,
+    pub verified: u64,
+    pub failed: u64,
+    pub snapshots: Vec<Verified>,
+}
+
+/// One verified snapshot.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Verified {
+    pub id: String,
+    pub ok: bool,
+    pub problems: Vec<String>,
+}
+
+/// `guard --output json`: the snapshot and how the command ended.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GuardDoc {
+    pub schema_version: u32,
+    pub snapshot_id: String,
+    pub store: String,
+    pub command: Vec<String>,
+    /// The command's exit code (128 + N when signal N ended it).
+    pub exit_code: i32,
+    pub signal: Option<i32>,
+    /// Whether the status record was written next to the snapshot.
+    pub recorded: bool,
+    /// When the command failed: the restore dry run, then the command that applies it.
+    pub rollback: Option<Vec<String>>,
+}
+
+/// `config show --output json`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigShowDoc {
+    pub schema_version: u32,
+    pub file: Option<String>,
+    pub context: Option<String>,
+    pub context_source: Option<SourceDoc>,
+    pub settings: Vec<SettingDoc>,
+}
+
+/// One effective setting; secrets are redacted.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SettingDoc {
+    pub setting: String,
+    pub value: String,
+    pub source: SourceDoc,
+}
+
+/// Where a setting came from.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum SourceDoc {
+    Flag,
+    Env { variable: String },
+    Context { name: String },
+    Default,
+}
+
+/// `config list-contexts --output json`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigContextsDoc {
+    pub schema_version: u32,
+    pub file: String,
+    pub current_context: Option<String>,
+    pub contexts: Vec<String>,
+}
+
+/// `restore --output json`: a dry run, an outcome, or a failure before the apply. Only the
+/// fields every restore document has are fixed here; the plan and the outcome are described by
+/// the restore's own types and versioned with the plan file's `format_version`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RestoreDoc {
+    pub schema_version: u32,
+    pub status: RestoreStatus,
+    /// The process exit code this outcome maps to (see `--help`).
+    pub exit_code: i32,
+    #[serde(flatten)]
+    pub rest: BTreeMap<String, Value>,
+}
+
+/// What a restore did.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RestoreStatus {
+    /// Without --execute: the plan only.
+    DryRun,
+    /// Every offset was applied and read back as planned.
+    Applied,
+    /// Nothing needed to change.
+    NothingToChange,
+    /// Stopped before any offset changed.
+    NotApplied,
+    /// Stopped after some offsets may have changed; the undo snapshot restores them.
+    PartiallyApplied,
+}
+
+/// Every schema, by file name under `docs/schema/`.
+pub fn schemas() -> Vec<(&'static str, Value)> {
+    fn one<T: JsonSchema>() -> Value {
+        serde_json::to_value(schemars::schema_for!(T)).expect("schemas serialize")
+    }
+    vec![
+        ("snapshot.schema.json", one::<SnapshotDoc>()),
+        ("list.schema.json", one::<ListDoc>()),
+        ("show.schema.json", one::<ShowDoc>()),
+        ("verify.schema.json", one::<VerifyDoc>()),
+        ("restore.schema.json", one::<RestoreDoc>()),
+        ("guard.schema.json", one::<GuardDoc>()),
+        ("config-show.schema.json", one::<ConfigShowDoc>()),
+        (
+            "config-list-contexts.schema.json",
+            one::<ConfigContextsDoc>(),
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn objects_get_schema_version_first_and_other_values_stay() {
+        let v = versioned(&json!({"id": "x"}));
+        assert_eq!(
+            v.as_object().unwrap().keys().next().unwrap(),
+            "schema_version"
+        );
+        assert_eq!(v["schema_version"], SCHEMA_VERSION);
+        assert_eq!(
+            versioned(&json!({"schema_version": 7}))["schema_version"],
+            7
+        );
+        assert_eq!(versioned(&json!([1])), json!([1]));
+    }
+
+    /// The schemas under docs/schema/ are the ones the types generate. To update them after
+    /// changing a type: `OV_WRITE_SCHEMAS=1 cargo test --lib schema`.
+    #[test]
+    fn published_schemas_match_the_types() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema");
+        let write = std::env::var_os("OV_WRITE_SCHEMAS").is_some();
+        for (name, schema) in schemas() {
+            let text = serde_json::to_string_pretty(&schema).unwrap() + "\n";
+            let path = dir.join(name);
+            if write {
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(&path, &text).unwrap();
+            }
+            let published = std::fs::read_to_string(&path).unwrap_or_default();
+            assert!(
+                published == text,
+                "{} is not what the types generate; run OV_WRITE_SCHEMAS=1 cargo test --lib schema",
+                path.display()
+            );
+        }
+    }
+}
