@@ -198,5 +198,6 @@ Examples:
       --reset-offsets --to-current --export --dry-run > billing.csv
   offset-vault import billing.csv --group billing --tag source=runbook
 
-  # Restore it (imports are chosen by id, never by --latest)
-  offset-vault restore 20261201T0930 --execute";
+  # Several groups in one file, with a tag; restore it later by its id (restore ID --execute):
+  # --latest never picks an import
+  offset-vault import all-groups.csv --tag source=runbook";

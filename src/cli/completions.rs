@@ -104,16 +104,24 @@ mod tests {
             return Vec::new();
         };
         let mut out: Vec<String> = Vec::new();
-        let mut continued = false;
+        // Inside a `\`-continued line: of an offset-vault command (joined) or of another one.
+        let mut continued: Option<bool> = None;
         for line in examples.lines().map(str::trim) {
-            if continued {
-                out.last_mut()
-                    .unwrap()
-                    .push_str(&format!(" {}", line.trim_end_matches('\\')));
-            } else if line.starts_with("offset-vault") {
-                out.push(line.trim_end_matches('\\').to_string());
-            }
-            continued = line.ends_with('\\');
+            let ours = match continued {
+                Some(true) => {
+                    out.last_mut()
+                        .unwrap()
+                        .push_str(&format!(" {}", line.trim_end_matches('\\')));
+                    true
+                }
+                Some(false) => false,
+                None if line.starts_with("offset-vault") => {
+                    out.push(line.trim_end_matches('\\').to_string());
+                    true
+                }
+                None => false,
+            };
+            continued = line.ends_with('\\').then_some(ours);
         }
         out
     }

@@ -363,7 +363,7 @@ pub fn build(
         let blocked = match state.may_change() {
             Ok(()) => None,
             // Stopping a connector cannot make an unknown state known.
-            Err(why) if matches!(state, GroupState::Unknown(_)) => Some(format!(
+            Err(why) if state.is_uncertain() => Some(format!(
                 "group {}: {why}; nothing can be changed until its state is known (check the cluster and run the restore again)",
                 g.group_id
             )),

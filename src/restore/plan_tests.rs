@@ -388,6 +388,11 @@ fn only_a_group_known_to_be_safe_may_change() {
             true,
             "state is unknown (describing the group failed: timed out)",
         ),
+        (
+            GroupState::Unrecognized("Shrinking".into()),
+            true,
+            "not one this version knows",
+        ),
     ];
     for (state, blocked, why) in cases {
         let mut view = live("Empty", &[(0, 60)]);
