@@ -320,7 +320,7 @@ impl Input {
                 entry,
                 changes,
                 drop,
-            } => super::parquet_with_changed_metadata(*entry, changes, *drop),
+            } => super::seeds::parquet_with_changed_metadata(*entry, changes, *drop),
         }
     }
 }
