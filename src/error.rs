@@ -35,6 +35,8 @@ pub mod exit {
     pub const RESUME_FAILED: i32 = 13;
     /// The restore was applied and verified, but offsets moved again during the settle time.
     pub const DRIFT: i32 = 14;
+    /// Interrupted (Ctrl-C) before anything changed; connectors were resumed.
+    pub const INTERRUPTED: i32 = 130;
 }
 
 /// Every error the library reports. Messages say what went wrong and what to do next.

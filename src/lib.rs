@@ -10,15 +10,19 @@
 //! - [`format`]: JSON and Parquet encodings.
 //! - [`store`]: `object_store` backends picked by URL, create-only writes.
 //! - [`restore`]: snapshot choice, the plan (pure), and its verified application.
+//! - [`diff`]: the difference between two snapshots, or a snapshot and the cluster (pure).
+//! - [`retention`]: `prune`'s policy with restic's rules (pure), and deleting what it removes.
 
 pub mod cli;
 pub mod connect;
+pub mod diff;
 pub mod error;
 pub mod failpoint;
 pub mod format;
 pub mod kafka;
 pub mod live;
 pub mod restore;
+pub mod retention;
 pub mod snapshot;
 pub mod store;
 pub mod timeutil;

@@ -2,7 +2,10 @@
 
 mod archive;
 mod commands;
+mod csv;
+mod diff;
 pub mod output;
+mod prune;
 mod restore;
 
 use std::collections::BTreeMap;
@@ -21,7 +24,7 @@ pub use commands::run;
 const EXIT_CODES: &str = "\
 Exit codes:
   0  success (for restore without --execute: the plan can be applied)
-  1  unexpected error
+  1  unexpected error; for diff --exit-code: there are differences
   2  usage error: bad arguments or configuration, nothing selected
   3  Kafka, Kafka Connect or the store could not be reached or refused a request
   4  a named group, connector, snapshot or store directory does not exist
@@ -34,7 +37,8 @@ Exit codes:
  11  the plan changed since it was reviewed (--from-plan, or after stopping connectors); nothing changed
  12  the restore stopped partway: some offsets may have changed; the undo snapshot restores them
  13  a connector stopped by the restore could not be returned to its state (the command is printed)
- 14  restore applied and verified, but offsets moved again during --settle";
+ 14  restore applied and verified, but offsets moved again during --settle
+130  restore interrupted (Ctrl-C) before anything changed; connectors were resumed";
 
 /// Back up Kafka consumer-group and Kafka Connect offsets as checksummed snapshots, and restore
 /// them as a safe, verified offset reset.
@@ -136,16 +140,21 @@ pub enum Command {
     /// Re-hash every file of one or all snapshots against their manifests and ids.
     #[command(after_long_help = VERIFY_EXAMPLES)]
     Verify(VerifyArgs),
-    /// Compare two snapshots, or a snapshot with the live offsets (not implemented yet).
+    /// Compare two snapshots, or a snapshot with the committed offsets now.
+    #[command(after_long_help = archive::DIFF_EXAMPLES)]
     Diff(archive::DiffArgs),
     /// Plan, and with --execute apply, a verified offset reset back to a snapshot.
     #[command(after_long_help = RESTORE_EXAMPLES)]
     Restore(RestoreArgs),
-    /// Delete old snapshots by a retention policy (not implemented yet).
+    /// Delete old snapshots by a retention policy (restic's --keep-* rules); a dry run unless
+    /// --execute.
+    #[command(after_long_help = archive::PRUNE_EXAMPLES)]
     Prune(archive::PruneArgs),
-    /// Export a snapshot as kafka-consumer-groups CSV (not implemented yet).
+    /// Write a snapshot's offsets as kafka-consumer-groups --from-file CSV.
+    #[command(after_long_help = archive::EXPORT_EXAMPLES)]
     Export(archive::ExportArgs),
-    /// Import kafka-consumer-groups CSV as a snapshot (not implemented yet).
+    /// Store kafka-consumer-groups CSV as a snapshot of kind import.
+    #[command(after_long_help = archive::IMPORT_EXAMPLES)]
     Import(archive::ImportArgs),
 }
 

@@ -1,6 +1,7 @@
 //! File formats of a snapshot: the offsets file (Parquet or JSON) and `connectors.json`.
 //! Both offsets formats carry the same information and decode to the same content.
 
+pub mod csv;
 pub mod json;
 pub mod parquet;
 

@@ -19,6 +19,9 @@ use rdkafka::ClientContext;
 use super::group::{DescribeError, GroupState, GroupType};
 use crate::error::{Error, Result};
 
+/// librdkafka's "invalid offset" (`RD_KAFKA_OFFSET_INVALID`).
+const OFFSET_INVALID: i64 = -1001;
+
 /// One consumer group as listed by the cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupListing {
@@ -612,10 +615,14 @@ pub fn list_offsets<C: ClientContext>(
                 }
                 let p = &*p;
                 let (topic, partition, offset, ..) = read_partition(p);
-                let result = if p.err == rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
-                    Ok(offset)
-                } else {
+                let result = if p.err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
                     Err(err_text(p.err))
+                } else if offset == OFFSET_INVALID {
+                    // librdkafka answers "no error" with this offset when no broker answered
+                    // for the partition (seen with the leader down): it is no offset at all.
+                    Err("no offset in the answer (the partition leader did not answer)".into())
+                } else {
+                    Ok(offset)
                 };
                 Some(PartitionAnswer {
                     topic,

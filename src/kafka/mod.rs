@@ -275,9 +275,13 @@ impl KafkaClient {
         Ok(partitions
             .iter()
             .map(|tp| {
+                // A log offset is never negative; anything else is no answer.
+                let valid = |r: Option<&std::result::Result<i64, String>>| {
+                    r.and_then(|r| r.clone().ok()).filter(|o| *o >= 0)
+                };
                 let w = Watermarks {
-                    log_start: earliest.get(tp).and_then(|r| r.clone().ok()),
-                    log_end: latest.get(tp).and_then(|r| r.clone().ok()),
+                    log_start: valid(earliest.get(tp)),
+                    log_end: valid(latest.get(tp)),
                 };
                 (tp.clone(), w)
             })

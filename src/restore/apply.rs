@@ -68,17 +68,33 @@ pub async fn execute(
         return out;
     }
     let mut stopped = Vec::new();
-    run(
-        store,
-        kafka,
-        all_clients,
-        prepared,
-        req,
-        notify,
-        &mut out,
-        &mut stopped,
-    )
-    .await;
+    // Ctrl-C (SIGINT) ends the run at its next step, and the connectors are still resumed.
+    let interrupted = tokio::select! {
+        () = run(store, kafka, all_clients, prepared, req, notify, &mut out, &mut stopped) => false,
+        _ = tokio::signal::ctrl_c() => true,
+    };
+    if interrupted {
+        let changed = out.phase >= Phase::UndoWritten;
+        if changed {
+            out.status = Status::PartiallyApplied;
+        }
+        out.fail(
+            if changed {
+                exit::PARTIALLY_APPLIED
+            } else {
+                exit::INTERRUPTED
+            },
+            format!(
+                "interrupted (Ctrl-C) after phase {:?}; {}",
+                out.phase,
+                if changed {
+                    "some offsets may have changed; the undo snapshot restores them"
+                } else {
+                    "nothing was changed"
+                }
+            ),
+        );
+    }
     resume_all(&stopped, &mut out).await;
     out
 }
@@ -158,7 +174,7 @@ async fn run(
                     store.url()
                 );
                 notify(&format!(
-                    "undo snapshot {id}; to undo this restore:\n  {cmd}"
+                    "undo snapshot {id} written; no offset has changed yet"
                 ));
                 out.undo_snapshot = Some(id);
                 out.undo_command = Some(cmd);

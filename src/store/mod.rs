@@ -21,6 +21,8 @@ use object_store::{
 
 use crate::error::{Error, Result};
 
+mod delete;
+
 /// The store URLs this build accepts, for error messages.
 pub const ACCEPTED_STORES: &str =
     "accepted: a directory path, file:///path, or s3://bucket/prefix (s3a:// too; endpoint and credentials from AWS_*)";

@@ -68,32 +68,20 @@ impl Rendezvous {
 }
 
 /// Runs offset-vault in the background with a failpoint set.
-fn spawn_ov(
-    store: &str,
-    args: &[&str],
-    failpoints: String,
-) -> tokio::task::JoinHandle<Run> {
-    let mut all: Vec<String> = vec![
-        "--bootstrap-server".into(),
-        env::bootstrap(),
-        "--connect-url".into(),
-        env::connect_url(),
-        "--store".into(),
-        store.into(),
-        "--timeout".into(),
-        "5s".into(),
-    ];
-    all.extend(args.iter().map(|a| a.to_string()));
+fn spawn_ov(store: &str, args: &[&str], failpoints: String) -> tokio::task::JoinHandle<Run> {
+    let all = support::ov::with_services(store, "5s", args);
     tokio::spawn(async move { ov_raw_env(all, &[("FAILPOINTS", failpoints.as_str())]).await })
 }
 
-async fn reference(group: &str, topic: &str) -> BTreeMap<i32, i64> {
-    kcg::kcg_describe(group)
-        .await
-        .into_iter()
-        .filter(|r| r.topic == topic)
-        .filter_map(|r| Some((r.partition, r.current_offset?)))
-        .collect()
+/// After a broker restart, waits until the group coordinator answers with the group's offsets
+/// (loading the offsets topic after an unclean stop can take a while after the broker is up).
+async fn serves_group_again(group: &str, topic: &str, want: BTreeMap<i32, i64>) {
+    support::poll::eventually(
+        "the restarted broker to serve the group's offsets",
+        Duration::from_secs(120),
+        || async { (kcg::committed(group, topic).await == want).then_some(()) },
+    )
+    .await;
 }
 
 fn take(n: usize) -> kafka::Take {
@@ -134,7 +122,13 @@ async fn broker_killed_while_committing_a_multi_group_restore() {
     let run = spawn_ov(
         &store,
         &[
-            "restore", &id, "--execute", "--settle", "0s", "--output", "json",
+            "restore",
+            &id,
+            "--execute",
+            "--settle",
+            "0s",
+            "--output",
+            "json",
         ],
         rv.failpoints(point),
     );
@@ -159,11 +153,10 @@ async fn broker_killed_while_committing_a_multi_group_restore() {
 
     start_service(Service::Kafka).await;
     drop(revive);
+    serves_group_again(&groups[2], &topic, BTreeMap::from([(0, 60)])).await;
     // The first group was committed before the broker went away; the others were not.
-    let now: Vec<BTreeMap<i32, i64>> = futures::future::join_all(
-        groups.iter().map(|g| reference(g, &topic)),
-    )
-    .await;
+    let now: Vec<BTreeMap<i32, i64>> =
+        futures::future::join_all(groups.iter().map(|g| kcg::committed(g, &topic))).await;
     assert_eq!(now[0], BTreeMap::from([(0, 10)]), "{now:?}");
     assert_eq!(now[1], BTreeMap::from([(0, 60)]), "{now:?}");
     assert_eq!(now[2], BTreeMap::from([(0, 60)]), "{now:?}");
@@ -173,7 +166,64 @@ async fn broker_killed_while_committing_a_multi_group_restore() {
         .await
         .ok();
     for g in &groups {
-        assert_eq!(reference(g, &topic).await, BTreeMap::from([(0, 60)]), "{g}");
+        assert_eq!(
+            kcg::committed(g, &topic).await,
+            BTreeMap::from([(0, 60)]),
+            "{g}"
+        );
+    }
+}
+
+/// A running FileStream sink connector on its own topic that has committed `first` records, a
+/// snapshot of it taken then, and `more` records committed after the snapshot.
+struct SnapshottedSink {
+    name: String,
+    topic: String,
+    group: String,
+    store: String,
+    id: String,
+    cleanup: connect::ConnectorCleanup,
+    _dirs: (tempfile::TempDir, tempfile::TempDir),
+}
+
+async fn snapshotted_sink(prefix: &str, first: usize, more: usize) -> SnapshottedSink {
+    let topic = unique_name(prefix);
+    kafka::create_topic(&topic, 1).await;
+    kafka::produce(&topic, 0, first).await;
+    let dir = tempfile::tempdir().unwrap();
+    let name = unique_name(&format!("{prefix}-sink"));
+    let cleanup = connect::ConnectorCleanup::new(&name);
+    let out = dir.path().join("out.txt");
+    connect::create_connector(&name, connect::file_sink(&topic, &out)).await;
+    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
+    let group = format!("connect-{name}");
+    let committed = |n: usize| {
+        let (group, topic) = (group.clone(), topic.clone());
+        async move {
+            support::poll::eventually(
+                &format!("the sink to commit {n}"),
+                Duration::from_secs(60),
+                || async {
+                    (kcg::committed(&group, &topic).await.get(&0) == Some(&(n as i64)))
+                        .then_some(())
+                },
+            )
+            .await
+        }
+    };
+    committed(first).await;
+    let (store_dir, store) = local_store();
+    let id = support::ov::snapshot(&store, &["--connector", &name]).await;
+    kafka::produce(&topic, 0, more).await;
+    committed(first + more).await;
+    SnapshottedSink {
+        name,
+        topic,
+        group,
+        store,
+        id,
+        cleanup,
+        _dirs: (dir, store_dir),
     }
 }
 
@@ -183,34 +233,16 @@ async fn connect_killed_after_the_connectors_were_stopped() {
     if !env::require_connect() {
         return;
     }
-    let topic = unique_name("fault-connect");
-    kafka::create_topic(&topic, 1).await;
-    kafka::produce(&topic, 0, 10).await;
-    let dir = tempfile::tempdir().unwrap();
-    let name = unique_name("fault-connect-sink");
-    let cleanup = connect::ConnectorCleanup::new(&name);
-    connect::create_connector(&name, connect::file_sink(&topic, &dir.path().join("out.txt"))).await;
-    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
-    let group = format!("connect-{name}");
-    support::poll::eventually("the sink to commit 10", Duration::from_secs(60), || async {
-        (reference(&group, &topic).await.get(&0) == Some(&10)).then_some(())
-    })
-    .await;
-    let (_d, store) = local_store();
-    let id = support::ov::snapshot(&store, &["--connector", &name]).await;
-    kafka::produce(&topic, 0, 5).await;
-    support::poll::eventually("the sink to commit 15", Duration::from_secs(60), || async {
-        (reference(&group, &topic).await.get(&0) == Some(&15)).then_some(())
-    })
-    .await;
+    let sink = snapshotted_sink("fault-connect", 10, 5).await;
+    let (name, store, id) = (sink.name.as_str(), sink.store.as_str(), sink.id.as_str());
 
     let point = "restore-connectors-stopped";
     let rv = Rendezvous::new();
     let run = spawn_ov(
-        &store,
+        store,
         &[
             "restore",
-            &id,
+            id,
             "--stop-connectors",
             "--execute",
             "--settle",
@@ -227,9 +259,12 @@ async fn connect_killed_after_the_connectors_were_stopped() {
     let failed = run.await.unwrap().expect_code(13);
     let out = failed.json();
     let conn = &out["connectors"][0];
-    assert_eq!(conn["name"], name.as_str(), "{out:#}");
+    assert_eq!(conn["name"], name, "{out:#}");
     assert_eq!(conn["resumed"], false);
-    let command = conn["resume_command"].as_str().expect("resume command").to_string();
+    let command = conn["resume_command"]
+        .as_str()
+        .expect("resume command")
+        .to_string();
     assert!(
         command.contains(&format!("/connectors/{name}/resume")),
         "{command}"
@@ -241,23 +276,32 @@ async fn connect_killed_after_the_connectors_were_stopped() {
 
     start_service(Service::Connect).await;
     drop(revive);
-    let status = connect::connector_status(&name).await.expect("connector exists");
-    assert_eq!(status["connector"]["state"], "STOPPED", "left stopped: {status:#}");
+    let status = connect::connector_status(name)
+        .await
+        .expect("connector exists");
+    assert_eq!(
+        status["connector"]["state"], "STOPPED",
+        "left stopped: {status:#}"
+    );
     // The printed command resumes it.
     let ran = std::process::Command::new("sh")
         .args(["-c", &format!("{command} --fail --silent --show-error")])
         .output()
         .expect("run the resume command");
     assert!(ran.status.success(), "{ran:?}");
-    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
-    cleanup.delete().await;
+    connect::wait_connector_running(name, Duration::from_secs(60)).await;
+    sink.cleanup.delete().await;
 }
 
 fn snapshot_folders(store: &str) -> Vec<PathBuf> {
     let root = Path::new(store).join("snapshots");
     let mut out = Vec::new();
     for day in std::fs::read_dir(root).into_iter().flatten().flatten() {
-        for snap in std::fs::read_dir(day.path()).into_iter().flatten().flatten() {
+        for snap in std::fs::read_dir(day.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             out.push(snap.path());
         }
     }
@@ -279,7 +323,11 @@ async fn s3_killed_in_the_middle_of_a_snapshot() {
 
     let point = "snapshot-before-manifest";
     let rv = Rendezvous::new();
-    let run = spawn_ov(&store, &["snapshot", "--group", &group], rv.failpoints(point));
+    let run = spawn_ov(
+        &store,
+        &["snapshot", "--group", &group],
+        rv.failpoints(point),
+    );
     rv.reached(point).await;
     let revive = Revive(Service::S3);
     kill_service(Service::S3).await;
@@ -320,12 +368,21 @@ async fn broker_killed_in_the_middle_of_a_snapshot() {
     kafka::produce(&topic, 0, 10).await;
     kafka::produce(&topic, 1, 10).await;
     let group = unique_name("fault-snap-g");
-    kafka::consume_and_commit(&group, &topic, kafka::Take::per_partition(&[(0, 3), (1, 3)])).await;
+    kafka::consume_and_commit(
+        &group,
+        &topic,
+        kafka::Take::per_partition(&[(0, 3), (1, 3)]),
+    )
+    .await;
     let (_d, store) = local_store();
 
     let point = "snapshot-after-describe";
     let rv = Rendezvous::new();
-    let run = spawn_ov(&store, &["snapshot", "--group", &group], rv.failpoints(point));
+    let run = spawn_ov(
+        &store,
+        &["snapshot", "--group", &group],
+        rv.failpoints(point),
+    );
     rv.reached(point).await;
     let revive = Revive(Service::Kafka);
     kill_service(Service::Kafka).await;
@@ -334,13 +391,63 @@ async fn broker_killed_in_the_middle_of_a_snapshot() {
     assert!(failed.stdout.trim().is_empty(), "no id printed: {failed:?}");
     let folders = snapshot_folders(&store);
     assert!(
-        folders
-            .iter()
-            .all(|f| !f.join("manifest.json").exists()),
+        folders.iter().all(|f| !f.join("manifest.json").exists()),
         "no manifest: {folders:?}"
     );
     start_service(Service::Kafka).await;
     drop(revive);
+    serves_group_again(&group, &topic, BTreeMap::from([(0, 3), (1, 3)])).await;
     let id = support::ov::snapshot(&store, &["--group", &group]).await;
     ov(&store, &["verify", &id]).await.ok();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_after_the_connectors_were_stopped_resumes_them() {
+    let _serial = SERIAL.lock().await;
+    if !env::require_connect() {
+        return;
+    }
+    let sink = snapshotted_sink("fault-sigint", 6, 4).await;
+    let (name, store, id) = (sink.name.as_str(), sink.store.as_str(), sink.id.as_str());
+
+    let point = "restore-connectors-stopped";
+    let rv = Rendezvous::new();
+    let run = spawn_ov(
+        store,
+        &[
+            "restore",
+            id,
+            "--stop-connectors",
+            "--execute",
+            "--output",
+            "json",
+        ],
+        rv.failpoints(point),
+    );
+    rv.reached(point).await;
+    let pid = std::fs::read_to_string(rv.dir.path().join(format!("{point}.reached"))).unwrap();
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", pid.trim()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    rv.go(point);
+    let out = run.await.unwrap().expect_code(130).json();
+    assert_eq!(out["status"], "not-applied", "{out:#}");
+    assert_eq!(out["connectors"][0]["resumed"], true, "{out:#}");
+    assert!(out["errors"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("interrupted"));
+    assert_eq!(
+        out["undo_snapshot"],
+        Value::Null,
+        "nothing was changed, no undo"
+    );
+    connect::wait_connector_running(name, Duration::from_secs(60)).await;
+    assert_eq!(
+        kcg::committed(&sink.group, &sink.topic).await,
+        BTreeMap::from([(0, 10)])
+    );
+    sink.cleanup.delete().await;
 }

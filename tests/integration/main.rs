@@ -3,6 +3,7 @@
 //! `support/env.rs`). When a service is unreachable a test prints "SKIPPED" and returns, except
 //! under CI (`CI` set), where it fails.
 
+mod archive;
 mod environment;
 mod restore;
 mod snapshot;

@@ -18,16 +18,6 @@ use crate::support::ov::{local_files, local_store, ov, snapshot};
 use crate::support::poll::eventually;
 use crate::support::{env, kcg, unique_name};
 
-/// Committed offsets per partition of `group` on `topic`, from `kafka-consumer-groups`.
-async fn reference(group: &str, topic: &str) -> BTreeMap<i32, i64> {
-    kcg::kcg_describe(group)
-        .await
-        .into_iter()
-        .filter(|r| r.topic == topic)
-        .filter_map(|r| Some((r.partition, r.current_offset?)))
-        .collect()
-}
-
 fn admin() -> AdminClient<DefaultClientContext> {
     kafka::kafka_config().create().expect("admin client")
 }
@@ -91,7 +81,7 @@ async fn restore_resets_a_group_exactly_and_the_undo_snapshot_restores_the_later
         _dir,
     } = snapshotted_group("restore-rt", 3, 5, &[]).await;
     kafka::consume_and_commit(&group, &topic, per_partition(6, 3)).await;
-    let later = reference(&group, &topic).await;
+    let later = kcg::committed(&group, &topic).await;
     assert_eq!(later, BTreeMap::from([(0, 11), (1, 11), (2, 11)]));
 
     // Dry run: the plan, exit 0, nothing changed.
@@ -123,7 +113,7 @@ async fn restore_resets_a_group_exactly_and_the_undo_snapshot_restores_the_later
         assert_eq!(p["action"], "reset");
     }
     assert_eq!(
-        reference(&group, &topic).await,
+        kcg::committed(&group, &topic).await,
         later,
         "a dry run changes nothing"
     );
@@ -134,7 +124,7 @@ async fn restore_resets_a_group_exactly_and_the_undo_snapshot_restores_the_later
         .json();
     assert_eq!(done["verified"], true);
     assert_eq!(
-        reference(&group, &topic).await,
+        kcg::committed(&group, &topic).await,
         BTreeMap::from([(0, 5), (1, 5), (2, 5)]),
         "kafka-consumer-groups sees exactly the snapshot offsets"
     );
@@ -146,7 +136,7 @@ async fn restore_resets_a_group_exactly_and_the_undo_snapshot_restores_the_later
 
     ov(&store, &["restore", &undo, "--execute"]).await.ok();
     assert_eq!(
-        reference(&group, &topic).await,
+        kcg::committed(&group, &topic).await,
         later,
         "the undo snapshot restores the later position"
     );
@@ -165,7 +155,7 @@ async fn an_active_group_is_refused_and_left_unchanged() {
         _dir,
     } = snapshotted_group("restore-active", 2, 2, &[]).await;
     let member = ActiveConsumer::start(&group, &topic, per_partition(3, 2)).await;
-    let before = reference(&group, &topic).await;
+    let before = kcg::committed(&group, &topic).await;
     assert_eq!(before, BTreeMap::from([(0, 5), (1, 5)]));
 
     let dry = ov(&store, &["restore", &id]).await.expect_code(6);
@@ -182,7 +172,11 @@ async fn an_active_group_is_refused_and_left_unchanged() {
         "{}",
         run.stderr
     );
-    assert_eq!(reference(&group, &topic).await, before, "nothing changed");
+    assert_eq!(
+        kcg::committed(&group, &topic).await,
+        before,
+        "nothing changed"
+    );
     drop(member);
 }
 
@@ -358,7 +352,7 @@ async fn corrupted_or_foreign_snapshots_are_refused_and_nothing_changes() {
         _dir,
     } = snapshotted_group("restore-guard", 1, 3, &["--format", "json"]).await;
     kafka::consume_and_commit(&group, &topic, per_partition(4, 1)).await;
-    let before = reference(&group, &topic).await;
+    let before = kcg::committed(&group, &topic).await;
 
     // A snapshot re-written as if it came from another cluster: valid checksums, other id.
     let foreign = rewrite_with_cluster(&store, &id, "another-cluster-id").await;
@@ -374,7 +368,7 @@ async fn corrupted_or_foreign_snapshots_are_refused_and_nothing_changes() {
     ov(&store, &["restore", &foreign, "--allow-other-cluster"])
         .await
         .ok();
-    assert_eq!(reference(&group, &topic).await, before);
+    assert_eq!(kcg::committed(&group, &topic).await, before);
 
     // One flipped byte: refused before anything else.
     let file = local_files(&store, &id)
@@ -393,7 +387,11 @@ async fn corrupted_or_foreign_snapshots_are_refused_and_nothing_changes() {
         "{}",
         run.stderr
     );
-    assert_eq!(reference(&group, &topic).await, before, "nothing changed");
+    assert_eq!(
+        kcg::committed(&group, &topic).await,
+        before,
+        "nothing changed"
+    );
 }
 
 /// Loads a snapshot with the library, changes its cluster id, and writes it as a new snapshot.
@@ -450,7 +448,10 @@ async fn out_of_range_targets_fail_the_plan_unless_clamped() {
         "{}",
         run.stderr
     );
-    assert_eq!(reference(&group, &topic).await, BTreeMap::from([(0, 8)]));
+    assert_eq!(
+        kcg::committed(&group, &topic).await,
+        BTreeMap::from([(0, 8)])
+    );
 
     let done = ov(
         &store,
@@ -473,7 +474,10 @@ async fn out_of_range_targets_fail_the_plan_unless_clamped() {
         (Some(3), Some(6))
     );
     assert_eq!(p["action"], "clamped");
-    assert_eq!(reference(&group, &topic).await, BTreeMap::from([(0, 6)]));
+    assert_eq!(
+        kcg::committed(&group, &topic).await,
+        BTreeMap::from([(0, 6)])
+    );
 }
 
 /// Produces records with timestamps `base + i * 1000` for i in `range` to partition 0.
@@ -559,7 +563,10 @@ async fn by_timestamp_translates_offsets_onto_a_recreated_topic() {
     assert_eq!(p["snapshot_offset"], 4);
     assert_eq!(p["target"], 7, "{p:#}");
     assert!(p["note"].as_str().unwrap().contains("exact"), "{p:#}");
-    assert_eq!(reference(&group, &topic).await, BTreeMap::from([(0, 7)]));
+    assert_eq!(
+        kcg::committed(&group, &topic).await,
+        BTreeMap::from([(0, 7)])
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

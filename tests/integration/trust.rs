@@ -16,15 +16,6 @@ use crate::support::kafka::{self, Take};
 use crate::support::ov::{local_store, ov, ov_raw, snapshot};
 use crate::support::{self, env, kcg, unique_name};
 
-async fn reference(group: &str, topic: &str) -> BTreeMap<i32, i64> {
-    kcg::kcg_describe(group)
-        .await
-        .into_iter()
-        .filter(|r| r.topic == topic)
-        .filter_map(|r| Some((r.partition, r.current_offset?)))
-        .collect()
-}
-
 async fn filled_topic(prefix: &str, partitions: i32, per_partition: usize) -> String {
     let topic = unique_name(prefix);
     kafka::create_topic(&topic, partitions).await;
@@ -61,7 +52,7 @@ async fn a_retried_restore_does_not_undo_itself() {
     let id = snapshot(&store, &["--group", &group]).await;
     kafka::consume_and_commit(&group, &topic, per_partition(70, 2)).await;
     assert_eq!(
-        reference(&group, &topic).await,
+        kcg::committed(&group, &topic).await,
         BTreeMap::from([(0, 80), (1, 80)])
     );
 
@@ -83,7 +74,7 @@ async fn a_retried_restore_does_not_undo_itself() {
         first.stderr
     );
     assert_eq!(
-        reference(&group, &topic).await,
+        kcg::committed(&group, &topic).await,
         BTreeMap::from([(0, 10), (1, 10)])
     );
     assert_eq!(
@@ -103,7 +94,7 @@ async fn a_retried_restore_does_not_undo_itself() {
     assert_eq!(out["undo_snapshot"], Value::Null);
     assert_eq!(count_snapshots(&store), 2, "no new undo snapshot");
     assert_eq!(
-        reference(&group, &topic).await,
+        kcg::committed(&group, &topic).await,
         BTreeMap::from([(0, 10), (1, 10)])
     );
 
@@ -155,7 +146,10 @@ async fn a_group_that_no_longer_exists_is_not_found_and_may_be_restored() {
     ov(&store, &["restore", &id, "--execute", "--settle", "0s"])
         .await
         .ok();
-    assert_eq!(reference(&group, &topic).await, BTreeMap::from([(0, 12)]));
+    assert_eq!(
+        kcg::committed(&group, &topic).await,
+        BTreeMap::from([(0, 12)])
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -200,7 +194,7 @@ async fn the_applied_plan_is_the_reviewed_plan() {
         edited.stderr
     );
     assert_eq!(
-        reference(&group, &topic).await,
+        kcg::committed(&group, &topic).await,
         BTreeMap::from([(0, 30), (1, 30)])
     );
 
@@ -225,7 +219,7 @@ async fn the_applied_plan_is_the_reviewed_plan() {
     assert_eq!(applied["status"], "applied", "{applied:#}");
     assert_eq!(applied["moved"].as_array().unwrap().len(), 2, "{applied:#}");
     assert_eq!(
-        reference(&group, &topic).await,
+        kcg::committed(&group, &topic).await,
         BTreeMap::from([(0, 10), (1, 10)])
     );
 
@@ -275,7 +269,7 @@ async fn the_applied_plan_is_the_reviewed_plan() {
         changed.stderr
     );
     assert_eq!(
-        reference(&group, &topic).await,
+        kcg::committed(&group, &topic).await,
         BTreeMap::from([(0, 40), (1, 40)])
     );
 }
@@ -475,7 +469,7 @@ async fn drift_after_a_restore_is_reported() {
     let rogue = tokio::spawn(async move {
         let deadline = Instant::now() + Duration::from_secs(60);
         while Instant::now() < deadline {
-            if reference(&g, &t).await.get(&0) == Some(&10) {
+            if kcg::committed(&g, &t).await.get(&0) == Some(&10) {
                 tokio::time::sleep(Duration::from_millis(800)).await;
                 let (g, t) = (g.clone(), t.clone());
                 support::blocking(move || commit_assigned(&g, &t, 1, 40)).await;

@@ -6,6 +6,17 @@ use std::process::Command;
 use super::blocking;
 use super::env::{bootstrap, kafka_tools_dir};
 
+/// Committed offsets per partition of `group` on `topic`, as the real `kafka-consumer-groups
+/// --describe` reports them.
+pub async fn committed(group: &str, topic: &str) -> std::collections::BTreeMap<i32, i64> {
+    kcg_describe(group)
+        .await
+        .into_iter()
+        .filter(|r| r.topic == topic)
+        .filter_map(|r| Some((r.partition, r.current_offset?)))
+        .collect()
+}
+
 /// Output of one run of a Kafka tool.
 #[derive(Debug, Clone)]
 pub struct ToolOutput {

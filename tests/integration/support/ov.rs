@@ -52,6 +52,12 @@ impl Run {
 /// Runs `offset-vault` with the test cluster's bootstrap server and Connect URL, the given store,
 /// the S3 credentials in the environment, and `args`.
 pub async fn ov(store: &str, args: &[&str]) -> Run {
+    ov_raw(with_services(store, "20s", args)).await
+}
+
+/// The arguments that point the binary at the test services and `store`, with a request
+/// `timeout`, followed by `args`.
+pub fn with_services(store: &str, timeout: &str, args: &[&str]) -> Vec<String> {
     let mut all: Vec<String> = vec![
         "--bootstrap-server".into(),
         env::bootstrap(),
@@ -60,10 +66,10 @@ pub async fn ov(store: &str, args: &[&str]) -> Run {
         "--store".into(),
         store.into(),
         "--timeout".into(),
-        "20s".into(),
+        timeout.into(),
     ];
     all.extend(args.iter().map(|a| a.to_string()));
-    ov_raw(all).await
+    all
 }
 
 /// Runs `offset-vault` with exactly these arguments (plus the S3 environment).

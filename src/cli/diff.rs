@@ -1,0 +1,395 @@
+//! `offset-vault diff`: two snapshots, or a snapshot and the cluster now.
+//!
+//! The partition rows are printed as the merge finds them (see `print`), so the output itself
+//! holds no rows in memory.
+
+mod print;
+
+use chrono::{DateTime, Utc};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::archive::DiffArgs;
+use super::commands::open_store;
+use super::{Cli, OutputFormat};
+use crate::diff::{
+    diff_connector, snapshot_rows, ConnectorDiff, ConnectorView, Filter, PartitionDiff, Row,
+};
+use crate::error::{exit, Error, Result};
+use crate::kafka::KafkaClient;
+use crate::live::LiveView;
+use crate::snapshot::choose::{choose, Choice, Eligible};
+use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot, SnapshotContent};
+use crate::snapshot::redact::redact_config;
+use crate::snapshot::repo::{self, Loaded};
+use crate::timeutil::parse_time;
+
+/// One side of the comparison, as asked for.
+enum Side {
+    Snapshot(Choice),
+    Live,
+}
+
+/// The sides in order: ids, then `--before`, `--latest`, `--live`; exactly two.
+fn sides(args: &DiffArgs, now: DateTime<Utc>) -> Result<(Side, Side)> {
+    let mut sides: Vec<Side> = args
+        .ids
+        .iter()
+        .map(|id| Side::Snapshot(Choice::Id(id.clone())))
+        .collect();
+    if let Some(t) = &args.before {
+        sides.push(Side::Snapshot(Choice::Before(parse_time(t, now)?)));
+    }
+    if args.latest {
+        sides.push(Side::Snapshot(Choice::Latest));
+    }
+    if args.live {
+        sides.push(Side::Live);
+    }
+    if !args.partitions.is_empty() && args.topics.is_empty() {
+        return Err(Error::usage("--partition needs --topic"));
+    }
+    let n = sides.len();
+    let mut it = sides.into_iter();
+    match (it.next(), it.next()) {
+        (Some(a @ Side::Snapshot(_)), Some(b)) if n == 2 => Ok((a, b)),
+        _ => Err(Error::usage(format!(
+            "diff compares two things, {n} given: pass two snapshots (ids, --before TIME, --latest), or one snapshot and --live"
+        ))),
+    }
+}
+
+/// A side once read: its label, and its groups and connectors.
+struct Read {
+    label: Value,
+    cluster_id: String,
+    groups: Vec<GroupSnapshot>,
+    connectors: Vec<ConnectorSnapshot>,
+}
+
+fn from_loaded(loaded: Loaded) -> Read {
+    let m = loaded.manifest;
+    let mut content: SnapshotContent = loaded.content;
+    content.normalize();
+    Read {
+        label: json!({"snapshot": m.meta.id, "created_at": m.meta.created_at, "kind": m.meta.kind}),
+        cluster_id: m.meta.cluster_id,
+        groups: content.groups,
+        connectors: content.connectors,
+    }
+}
+
+/// The live rows of the compared groups, sorted like a snapshot's.
+fn live_rows<'a>(
+    view: &'a LiveView,
+    groups: &'a BTreeSet<String>,
+    filter: &'a Filter,
+) -> impl Iterator<Item = Row> + 'a {
+    groups.iter().flat_map(move |g| {
+        view.groups
+            .get(g)
+            .into_iter()
+            .flat_map(|lg| lg.offsets.iter())
+            .filter(move |((t, p), _)| filter.wants_partition(t, *p))
+            .map(move |((t, p), o)| Row {
+                group: g.clone(),
+                topic: t.clone(),
+                partition: *p,
+                offset: *o,
+                log_start: view
+                    .watermarks
+                    .get(&(t.clone(), *p))
+                    .and_then(|w| w.log_start),
+            })
+    })
+}
+
+pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
+    let now = Utc::now();
+    let (old_side, new_side) = sides(args, now)?;
+    let filter = Filter {
+        groups: args.groups.clone(),
+        connectors: args.connectors.clone(),
+        topics: args.topics.clone(),
+        partitions: args.partitions.clone(),
+    };
+    let eligible = Eligible {
+        groups: args.groups.clone(),
+        connectors: args.connectors.clone(),
+        ..Default::default()
+    };
+    let kafka_settings = matches!(new_side, Side::Live)
+        .then(|| cli.global.kafka_settings())
+        .transpose()?;
+    let store = open_store(cli)?;
+    let load = |choice: Choice| {
+        let store = &store;
+        let eligible = &eligible;
+        async move {
+            let chosen = choose(store, &choice, eligible).await?;
+            repo::load_verified(store, &chosen.manifest).await
+        }
+    };
+    let Side::Snapshot(old_choice) = old_side else {
+        unreachable!("the first side is always a snapshot")
+    };
+    let old = from_loaded(load(old_choice).await?);
+
+    let old_connectors: Vec<&ConnectorSnapshot> = old.connectors.iter().collect();
+    let (new, live) = match new_side {
+        Side::Snapshot(choice) => (from_loaded(load(choice).await?), None),
+        Side::Live => {
+            let settings = kafka_settings.expect("read for --live");
+            let (read, live) = read_live(cli, settings, args, &filter, &old).await?;
+            (read, Some(live))
+        }
+    };
+    if new.cluster_id != old.cluster_id && live.is_none() {
+        tracing::warn!(
+            "the snapshots are of different Kafka clusters ({} and {}): offsets are not comparable",
+            old.cluster_id,
+            new.cluster_id
+        );
+    }
+
+    let mut all_connectors = old_connectors.clone();
+    all_connectors.extend(new.connectors.iter());
+    let wanted = filter.group_set(&all_connectors);
+    let rows = |which: u8| -> Box<dyn Iterator<Item = Row> + '_> {
+        match (which, &live) {
+            (0, _) => Box::new(snapshot_rows(&old.groups, wanted.as_ref(), &filter)),
+            (_, Some(l)) => Box::new(live_rows(&l.view, &l.groups, &filter)),
+            (_, None) => Box::new(snapshot_rows(&new.groups, wanted.as_ref(), &filter)),
+        }
+    };
+    let connector_diffs = compare_connectors(
+        &old,
+        &new,
+        live.as_ref().map(|l| (&l.view, &l.configs)),
+        &filter,
+    );
+
+    let shown = |d: &PartitionDiff| args.all || d.is_notable();
+    let counts = match cli.global.output {
+        OutputFormat::Json => print::json(&old.label, &new.label, &rows, &shown, &connector_diffs)?,
+        OutputFormat::Table => {
+            print::table(&old.label, &new.label, &rows, &shown, &connector_diffs)?
+        }
+    };
+    let differs = counts.differs() || connector_diffs.iter().any(ConnectorDiff::differs);
+    Ok(if args.exit_code && differs {
+        exit::FAILURE
+    } else {
+        exit::OK
+    })
+}
+
+/// The cluster now, for the groups and connectors of the old side that the filter selects.
+struct Live {
+    view: LiveView,
+    /// The compared groups, sorted.
+    groups: BTreeSet<String>,
+    configs: BTreeMap<String, LiveConfig>,
+}
+
+async fn read_live(
+    cli: &Cli,
+    settings: crate::kafka::KafkaSettings,
+    args: &DiffArgs,
+    filter: &Filter,
+    old: &Read,
+) -> Result<(Read, Live)> {
+    let kafka = KafkaClient::connect(settings).await?;
+    if kafka.cluster_id() != old.cluster_id && !args.allow_other_cluster {
+        return Err(Error::OtherCluster {
+            id: old.label["snapshot"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            snapshot_cluster: old.cluster_id.clone(),
+            live_cluster: kafka.cluster_id().to_string(),
+            bootstrap: kafka.bootstrap().to_string(),
+        });
+    }
+    let old_connectors: Vec<&ConnectorSnapshot> = old.connectors.iter().collect();
+    let wanted = filter.group_set(&old_connectors);
+    let mut groups: Vec<GroupSnapshot> = old
+        .groups
+        .iter()
+        .filter(|g| wanted.as_ref().is_none_or(|w| w.contains(&g.group_id)))
+        .cloned()
+        .collect();
+    for g in wanted.iter().flatten() {
+        if !groups.iter().any(|s| &s.group_id == g) {
+            groups.push(placeholder(g));
+        }
+    }
+    let connectors: Vec<ConnectorSnapshot> = old
+        .connectors
+        .iter()
+        .filter(|c| filter.wants_connector(&c.name))
+        .cloned()
+        .collect();
+    let clients = cli.global.connect_clients()?;
+    let (view, by_name) = crate::live::read(&kafka, &clients, &groups, &connectors, false).await?;
+    let configs = live_configs(&by_name).await?;
+    let read = Read {
+        label: json!({"live": kafka.bootstrap(), "cluster_id": kafka.cluster_id(), "read_at": Utc::now()}),
+        cluster_id: kafka.cluster_id().to_string(),
+        groups: vec![],
+        connectors: vec![],
+    };
+    let groups = groups.into_iter().map(|g| g.group_id).collect();
+    Ok((
+        read,
+        Live {
+            view,
+            groups,
+            configs,
+        },
+    ))
+}
+
+/// A group named in the filter but absent from the snapshot: compared with no rows.
+fn placeholder(group: &str) -> GroupSnapshot {
+    GroupSnapshot {
+        group_id: group.to_string(),
+        state: crate::kafka::GroupState::Unknown("not in the snapshot".into()),
+        protocol_type: String::new(),
+        group_type: crate::kafka::GroupType::Unknown,
+        members: vec![],
+        connector: None,
+        partitions: vec![],
+    }
+}
+
+/// A live connector's config, and the keys a snapshot would redact. The values stay as they
+/// are: secret ones are compared by hash with a snapshot taken with `--include-secrets`, and
+/// never printed.
+type LiveConfig = (BTreeMap<String, String>, Vec<String>);
+
+/// The current config of each connector found live.
+async fn live_configs(
+    clients: &BTreeMap<String, crate::connect::ConnectClient>,
+) -> Result<BTreeMap<String, LiveConfig>> {
+    let mut out = BTreeMap::new();
+    for (name, client) in clients {
+        if let Some((info, _)) = client.connector(name).await? {
+            let mut copy = info.config.clone();
+            let redacted = redact_config(&mut copy);
+            out.insert(name.clone(), (info.config, redacted));
+        }
+    }
+    Ok(out)
+}
+
+fn compare_connectors(
+    old: &Read,
+    new: &Read,
+    live: Option<(&LiveView, &BTreeMap<String, LiveConfig>)>,
+    filter: &Filter,
+) -> Vec<ConnectorDiff> {
+    let mut olds: BTreeMap<String, ConnectorView> = BTreeMap::new();
+    for c in old
+        .connectors
+        .iter()
+        .filter(|c| filter.wants_connector(&c.name))
+    {
+        olds.insert(c.name.clone(), c.into());
+    }
+    let mut news: BTreeMap<String, ConnectorView> = BTreeMap::new();
+    match live {
+        Some((view, configs)) => {
+            for (name, l) in &view.connectors {
+                if let Some(l) = l {
+                    let config = configs.get(name);
+                    news.insert(
+                        name.clone(),
+                        ConnectorView {
+                            name: name.clone(),
+                            state: Some(l.state.clone()),
+                            config: config.map(|c| c.0.clone()),
+                            redacted_keys: config.map(|c| c.1.clone()).unwrap_or_default(),
+                            offsets: l.offsets.clone(),
+                        },
+                    );
+                }
+            }
+        }
+        None => {
+            for c in new
+                .connectors
+                .iter()
+                .filter(|c| filter.wants_connector(&c.name))
+            {
+                news.insert(c.name.clone(), c.into());
+            }
+        }
+    }
+    let names: BTreeSet<&String> = olds.keys().chain(news.keys()).collect();
+    names
+        .into_iter()
+        .filter_map(|n| diff_connector(olds.get(n), news.get(n)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::Command;
+
+    fn args(line: &str) -> DiffArgs {
+        let cli = Cli::try_parse_from(format!("offset-vault diff {line}").split_whitespace())
+            .unwrap_or_else(|e| panic!("{line}: {e}"));
+        match cli.command {
+            Command::Diff(a) => a,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn describe(side: &Side) -> String {
+        match side {
+            Side::Snapshot(Choice::Id(id)) => id.clone(),
+            Side::Snapshot(Choice::Latest) => "latest".into(),
+            Side::Snapshot(Choice::Before(t)) => format!("before {}", t.to_rfc3339()),
+            Side::Live => "live".into(),
+        }
+    }
+
+    #[test]
+    fn the_two_sides_come_from_ids_before_latest_and_live_in_that_order() {
+        let now = DateTime::parse_from_rfc3339("2027-01-10T12:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        // (command line, old side, new side) or the words of the refusal
+        type Want = Result<(&'static str, &'static str), &'static str>;
+        let cases: [(&str, Want); 9] = [
+            ("a b", Ok(("a", "b"))),
+            ("a --live", Ok(("a", "live"))),
+            ("--latest --live", Ok(("latest", "live"))),
+            ("a --latest", Ok(("a", "latest"))),
+            (
+                "--before 2h --latest",
+                Ok(("before 2027-01-10T10:00:00+00:00", "latest")),
+            ),
+            ("--live", Err("1 given")),
+            ("a", Err("1 given")),
+            ("a b --live", Err("3 given")),
+            ("a b --partition 1", Err("--partition needs --topic")),
+        ];
+        for (line, want) in cases {
+            let got = sides(&args(line), now)
+                .map(|(o, n)| (describe(&o), describe(&n)))
+                .map_err(|e| e.to_string());
+            match (got, want) {
+                (Ok((o, n)), Ok((wo, wn))) => {
+                    assert_eq!((o.as_str(), n.as_str()), (wo, wn), "{line}")
+                }
+                (Err(e), Err(words)) => assert!(e.contains(words), "{line}: {e}"),
+                (got, want) => panic!("{line}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! `offset-vault prune`: the plan (a dry run) or, with `--execute`, the deletions.
+
+use chrono::{Duration, Utc};
+use serde_json::json;
+
+use super::archive::PruneArgs;
+use super::commands::open_store;
+use super::output::print_json;
+use super::{Cli, OutputFormat};
+use crate::error::{exit, Error, Result};
+use crate::retention::{self, parse_group_by, LeftoverAction, Policy, PruneOptions, PrunePlan};
+
+/// The policy and options from the flags, checked before any I/O.
+fn options(args: &PruneArgs) -> Result<PruneOptions> {
+    let mut policy = Policy::default();
+    let flags = [
+        ("keep-last", &args.keep_last),
+        ("keep-hourly", &args.keep_hourly),
+        ("keep-daily", &args.keep_daily),
+        ("keep-weekly", &args.keep_weekly),
+        ("keep-monthly", &args.keep_monthly),
+        ("keep-yearly", &args.keep_yearly),
+        ("keep-within", &args.keep_within),
+        ("keep-within-hourly", &args.keep_within_hourly),
+        ("keep-within-daily", &args.keep_within_daily),
+        ("keep-within-weekly", &args.keep_within_weekly),
+        ("keep-within-monthly", &args.keep_within_monthly),
+        ("keep-within-yearly", &args.keep_within_yearly),
+    ];
+    for (name, value) in flags {
+        if let Some(v) = value {
+            policy.set(name, v)?;
+        }
+    }
+    for t in &args.keep_tags {
+        policy.set("keep-tag", t)?;
+    }
+    if policy.is_empty() {
+        return Err(Error::usage(
+            "no retention policy: pass at least one --keep-* option (e.g. --keep-daily 7 --keep-weekly 4); prune never removes everything by default",
+        ));
+    }
+    let incomplete_older_than = Duration::from_std(args.incomplete_older_than)
+        .map_err(|_| Error::usage("--incomplete-older-than: too large"))?;
+    Ok(PruneOptions {
+        policy,
+        group_by: parse_group_by(&args.group_by)?,
+        incomplete_older_than,
+    })
+}
+
+pub async fn run(cli: &Cli, args: &PruneArgs) -> Result<i32> {
+    let opts = options(args)?;
+    let store = open_store(cli)?;
+    let prepared = retention::prepare(&store, &opts, Utc::now()).await?;
+    let plan = &prepared.plan;
+    if !args.execute {
+        match cli.global.output {
+            OutputFormat::Json => print_json(&json!({
+                "store": store.url(),
+                "executed": false,
+                "plan": plan,
+            })),
+            OutputFormat::Table => {
+                print_plan(plan);
+                eprintln!(
+                    "dry run: nothing was deleted; add --execute to delete what is marked remove"
+                );
+            }
+        }
+        return Ok(exit::OK);
+    }
+    if cli.global.output == OutputFormat::Table {
+        print_plan(plan);
+    }
+    let pruned = retention::execute(&store, &prepared).await;
+    match cli.global.output {
+        OutputFormat::Json => print_json(&json!({
+            "store": store.url(),
+            "executed": true,
+            "plan": plan,
+            "deleted": pruned.deleted,
+            "failed": pruned.failed,
+        })),
+        OutputFormat::Table => {
+            println!(
+                "deleted {} snapshot(s) from {}",
+                pruned.deleted.len(),
+                store.url()
+            );
+            for f in &pruned.failed {
+                println!("  ! {}: {}", f.id, f.error);
+            }
+        }
+    }
+    if !pruned.failed.is_empty() {
+        return Err(Error::store(
+            store.url(),
+            format!(
+                "{} snapshot(s) could not be deleted completely (listed above); what is left of them is incomplete or untouched, and a later prune removes it",
+                pruned.failed.len()
+            ),
+        ));
+    }
+    Ok(exit::OK)
+}
+
+fn print_plan(plan: &PrunePlan) {
+    println!("policy: {}", plan.policy);
+    for g in &plan.groups {
+        let key: Vec<String> = g.key.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        if key.is_empty() {
+            println!("\nall snapshots (no grouping)");
+        } else {
+            println!("\ngroup {}", key.join(" "));
+        }
+        let mut t = super::output::table(&["ID", "CREATED (UTC)", "ACTION", "KEPT BY"]);
+        for d in &g.decisions {
+            t.add_row(vec![
+                d.id.clone(),
+                d.time.format("%Y-%m-%d %H:%M:%S").to_string(),
+                if d.keep { "keep" } else { "remove" }.to_string(),
+                d.reasons.join(", "),
+            ]);
+        }
+        println!("{t}");
+    }
+    if !plan.leftovers.is_empty() {
+        println!("\nincomplete or unreadable");
+        let mut t = super::output::table(&["ID", "ACTION", "WHY"]);
+        for l in &plan.leftovers {
+            t.add_row(vec![
+                l.id.clone(),
+                match l.action {
+                    LeftoverAction::Remove => "remove",
+                    LeftoverAction::KeepYoung => "keep",
+                    LeftoverAction::LeaveAlone => "leave alone",
+                }
+                .to_string(),
+                l.why.clone(),
+            ]);
+        }
+        println!("{t}");
+    }
+    let s = &plan.summary;
+    println!(
+        "{} group(s): keep {}, remove {}; incomplete: remove {}, keep {} (grace period); {} unreadable left alone",
+        s.groups, s.keep, s.remove, s.incomplete_remove, s.incomplete_keep, s.left_alone
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::Command;
+
+    fn parse(line: &str) -> Result<PruneOptions> {
+        let cli = Cli::try_parse_from(format!("offset-vault prune {line}").split_whitespace())
+            .map_err(|e| Error::usage(e.to_string()))?;
+        match cli.command {
+            Command::Prune(a) => options(&a),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn flags_become_a_policy_or_a_clear_refusal() {
+        // (command line, Ok(policy in words) or the words of the refusal)
+        let cases = [
+            ("--keep-daily 7", Ok("keep 7 daily")),
+            (
+                "--keep-last 3 --keep-weekly unlimited --keep-within 1y2m",
+                Ok("keep 3 last, all weekly, all within 1y2m of the newest"),
+            ),
+            (
+                "--keep-within-daily 10d --keep-tag release=yes",
+                Ok("keep daily within 10d, tagged release=yes"),
+            ),
+            ("", Err("no retention policy")),
+            ("--execute", Err("no retention policy")),
+            ("--keep-daily 0", Err("no retention policy")),
+            ("--keep-daily many", Err("--keep-daily many")),
+            ("--keep-within 2w", Err("unknown unit 'w'")),
+            ("--keep-tag release", Err("--keep-tag release")),
+            ("--keep-last 1 --group-by host", Err("--group-by host")),
+        ];
+        for (line, want) in cases {
+            match (parse(line), want) {
+                (Ok(o), Ok(words)) => assert_eq!(o.policy.describe(), words, "{line}"),
+                (Err(e), Err(words)) => {
+                    assert_eq!(e.exit_code(), exit::USAGE, "{line}");
+                    assert!(e.to_string().contains(words), "{line}: {e}");
+                }
+                (got, want) => panic!("{line}: got {got:?}, want {want:?}"),
+            }
+        }
+        let o = parse("--keep-last 1").unwrap();
+        assert_eq!(o.incomplete_older_than, Duration::days(1));
+        assert_eq!(
+            o.group_by,
+            [
+                crate::retention::GroupBy::Cluster,
+                crate::retention::GroupBy::Kind,
+                crate::retention::GroupBy::Selection
+            ]
+        );
+    }
+}
