@@ -16,7 +16,7 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 
 use crate::error::Error;
-use crate::format::{json, parquet as pq};
+use crate::format::{csv, json, parquet as pq};
 use crate::kafka::group::GroupState;
 use crate::kafka::properties::ClientProperties;
 use crate::snapshot::manifest::{Format, Manifest};
@@ -28,16 +28,16 @@ mod mutate;
 mod seeds;
 use mutate::{
     apply_changes, apply_edits, bytes_input, change, render_text, text_input, Change, Edit, Input,
-    Node,
+    Node, Shape,
 };
 use seeds::{
-    offsets_parquet, parquet_parts, parquet_with_kv, CONNECTORS_JSON, MANIFEST_JSON, OFFSETS_JSON,
-    PROPERTIES, STORE_URLS, TIMES,
+    offsets_parquet, parquet_parts, parquet_with_kv, CONNECTORS_JSON, CSV_FILES, MANIFEST_JSON,
+    OFFSETS_JSON, PROPERTIES, STORE_URLS, TIMES,
 };
 
 type Offsets = (SnapshotMeta, Vec<GroupSnapshot>);
 
-/// Cases per target under plain `cargo test`: seven targets stay within a few seconds in debug.
+/// Cases per target under plain `cargo test`: all targets together stay within seconds in debug.
 const DEFAULT_CASES: u32 = 400;
 
 fn config() -> ProptestConfig {
@@ -122,6 +122,25 @@ const TIME_DICT: &[&str] = &[
     "60",
     "é",
 ];
+const CSV_DICT: &[&str] = &[
+    ",",
+    "\"",
+    "\"\"",
+    "\n",
+    "\r\n",
+    " ",
+    "-1",
+    "0",
+    "2147483648",
+    "9223372036854775808",
+    "1e3",
+    "\u{feff}",
+    "\t",
+    "topic",
+    "group,",
+    "\0",
+    "é",
+];
 const URL_DICT: &[&str] = &[
     "://", "s3", "file", "gs", "az", "http", "..", "/", "%", "%zz", "@", "[::1]", ":99999", "?",
     "#", "\\", " ", "\0", "é",
@@ -139,7 +158,7 @@ fn parquet_input() -> impl Strategy<Value = Input> {
             drop,
         });
     prop_oneof![
-        3 => bytes_input(1, BINARY_DICT, false, 2048),
+        3 => bytes_input(1, BINARY_DICT, Shape::Parquet, 2048),
         1 => metadata,
     ]
 }
@@ -200,7 +219,7 @@ proptest! {
     #![proptest_config(config())]
 
     #[test]
-    fn hostile_offsets_json(input in bytes_input(1, JSON_DICT, true, 1024)) {
+    fn hostile_offsets_json(input in bytes_input(1, JSON_DICT, Shape::Json, 1024)) {
         let bytes = input.render(&[OFFSETS_JSON.as_bytes()]);
         match json::decode_offsets("offsets.json", &bytes) {
             Ok(decoded) => {
@@ -232,7 +251,7 @@ proptest! {
     }
 
     #[test]
-    fn hostile_connectors_json(input in bytes_input(1, JSON_DICT, true, 1024)) {
+    fn hostile_connectors_json(input in bytes_input(1, JSON_DICT, Shape::Json, 1024)) {
         let bytes = input.render(&[CONNECTORS_JSON.as_bytes()]);
         match json::decode_connectors("connectors.json", &bytes) {
             Ok((id, connectors)) => {
@@ -245,7 +264,7 @@ proptest! {
     }
 
     #[test]
-    fn hostile_manifest(input in bytes_input(1, JSON_DICT, true, 1024)) {
+    fn hostile_manifest(input in bytes_input(1, JSON_DICT, Shape::Json, 1024)) {
         let bytes = input.render(&[MANIFEST_JSON.as_bytes()]);
         match Manifest::from_bytes("manifest.json", &bytes) {
             Ok(m) => {
@@ -264,6 +283,30 @@ proptest! {
                 }
             }
             Err(e) => prop_assert!(is_decode_error(&e), "{e:?} from {}", show(&bytes)),
+        }
+    }
+
+    #[test]
+    fn hostile_import_csv(input in bytes_input(CSV_FILES.len(), CSV_DICT, Shape::Text, 512)) {
+        let bytes = input.render(CSV_FILES);
+        match csv::decode("offsets.csv", &bytes) {
+            Ok(file) => {
+                let fields = |rows: &[csv::CsvOffset]| -> Vec<_> {
+                    rows.iter().map(|r| (r.group.clone(), r.topic.clone(), r.partition, r.offset)).collect()
+                };
+                prop_assert!(file.rows.iter().all(|r| r.partition >= 0 && r.offset >= 0), "{file:?}");
+                let mut keys: Vec<_> = file.rows.iter().map(|r| (&r.group, &r.topic, r.partition)).collect();
+                keys.sort();
+                keys.dedup();
+                prop_assert_eq!(keys.len(), file.rows.len(), "a partition twice in {:?}", file);
+                let again = csv::encode(&file.rows, file.with_group).unwrap();
+                let back = csv::decode("again", &again);
+                prop_assert!(
+                    back.as_ref().is_ok_and(|b| b.with_group == file.with_group && fields(&b.rows) == fields(&file.rows)),
+                    "{back:?} from {}", show(&bytes)
+                );
+            }
+            Err(e) => prop_assert!(matches!(e, Error::Usage(_)), "{e:?} from {}", show(&bytes)),
         }
     }
 

@@ -64,6 +64,12 @@ client.id : offset-vault\\tops\n\
 ! an old comment\n\
 key.deserializer=org.apache.kafka.common.serialization.StringDeserializer\n";
 
+/// Files written by `kafka-consumer-groups --reset-offsets --export`, in both forms.
+pub(super) const CSV_FILES: &[&[u8]] = &[
+    include_bytes!("../../fixtures/csv/one-group.csv"),
+    include_bytes!("../../fixtures/csv/several-groups.csv"),
+];
+
 pub(super) const TIMES: &[&str] = &[
     "2026-12-01T10:00:00Z",
     "2026-12-01T11:00:00.123+01:00",
