@@ -8,33 +8,36 @@
 //! fast; `PROPTEST_CASES` overrides it, and `scripts/fuzz` runs every `hostile_` target with a
 //! million cases in a release build.
 
-use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use arrow::record_batch::RecordBatch;
 use bytes::Bytes;
 use chrono::{DateTime, Datelike, TimeZone, Utc};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::arrow::ArrowWriter;
-use parquet::file::metadata::KeyValue;
-use parquet::file::properties::WriterProperties;
 use proptest::collection::vec;
 use proptest::prelude::*;
 
 use crate::error::Error;
-use crate::format::{json, parquet as pq};
+use crate::format::{csv, json, parquet as pq};
+use crate::kafka::group::GroupState;
 use crate::kafka::properties::ClientProperties;
-use crate::snapshot::manifest::Manifest;
+use crate::snapshot::manifest::{Format, Manifest};
+use crate::snapshot::model::{GroupSnapshot, SnapshotMeta};
 use crate::store::Store;
 use crate::timeutil::parse_time;
 
 mod mutate;
+mod seeds;
 use mutate::{
     apply_changes, apply_edits, bytes_input, change, render_text, text_input, Change, Edit, Input,
-    Node,
+    Node, Shape,
+};
+use seeds::{
+    offsets_parquet, parquet_parts, parquet_with_kv, CONNECTORS_JSON, CSV_FILES, MANIFEST_JSON,
+    OFFSETS_JSON, PROPERTIES, STORE_URLS, TIMES,
 };
 
-/// Cases per target under plain `cargo test`: seven targets stay within a few seconds in debug.
+type Offsets = (SnapshotMeta, Vec<GroupSnapshot>);
+
+/// Cases per target under plain `cargo test`: all targets together stay within seconds in debug.
 const DEFAULT_CASES: u32 = 400;
 
 fn config() -> ProptestConfig {
@@ -46,141 +49,6 @@ fn config() -> ProptestConfig {
         cases,
         ..ProptestConfig::default()
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Valid inputs that the mutations start from
-
-const OFFSETS_JSON: &str = r#"{"format_version": "1.1",
- "snapshot": {"id": "20261201T093005.042Z-0123456789abcdef", "created_at": "2026-12-01T09:30:05.042Z",
-  "tool_version": "0.1.0", "cluster_id": "q1Sh-9_ISia_zwGINzRvyQ", "bootstrap_servers": "127.0.0.1:19092",
-  "brokers": ["1@127.0.0.1:19092"],
-  "selection": {"groups": ["orders"], "group_pattern": "pay-.*", "topics": ["orders"], "with_timestamps": true},
-  "tags": {"change": "CHG-1", "deploy": "1234"}, "kind": "undo",
-  "undo_of": "20261130T000000.000Z-fedcba9876543210", "partial": ["connector c: offsets unavailable"]},
- "groups": [
-  {"group_id": "orders", "state": "Empty", "protocol_type": "consumer", "group_type": "classic", "members": [],
-   "partitions": [
-    {"topic": "orders", "partition": 0, "offset": 42, "leader_epoch": 3, "metadata": "m", "log_start_offset": 0,
-     "log_end_offset": 50, "lag": 8, "last_record_timestamp": "2026-12-01T09:29:59.123Z"},
-    {"topic": "orders", "partition": 1, "offset": 9223372036854775807}]},
-  {"group_id": "pay-1", "state": "Stable", "protocol_type": "consumer", "group_type": "consumer",
-   "members": [{"member_id": "m-1", "client_id": "c-1", "host": "/127.0.0.1"}], "connector": "sink-1",
-   "partitions": [{"topic": "pay", "partition": 7, "offset": 0, "lag": -1}]}]}"#;
-
-const CONNECTORS_JSON: &str = r#"{"format_version": "1.1", "snapshot_id": "20261201T093005.042Z-0123456789abcdef",
- "connectors": [
-  {"name": "sink-1", "connect_url": "http://127.0.0.1:18083", "connector_type": "sink", "group_id": "connect-sink-1",
-   "config": {"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "topics": "orders",
-    "sasl.password": "<redacted>"},
-   "redacted_keys": ["sasl.password"], "state": "RUNNING",
-   "tasks": [{"id": 0, "state": "RUNNING", "worker_id": "127.0.0.1:18083"}],
-   "offsets": [{"partition": {"kafka_topic": "orders", "kafka_partition": 0}, "offset": {"kafka_offset": 42}}]},
-  {"name": "source-1", "connect_url": "http://127.0.0.1:18083", "connector_type": "source", "config": {},
-   "state": "PAUSED", "tasks": [], "offsets_unavailable": "the worker answered 500"}]}"#;
-
-const MANIFEST_JSON: &str = r#"{"format_version": "1.1", "id": "20261201T093005.042Z-0123456789abcdef",
- "created_at": "2026-12-01T09:30:05.042Z", "tool_version": "0.1.0", "cluster_id": "q1Sh-9_ISia_zwGINzRvyQ",
- "bootstrap_servers": "127.0.0.1:19092", "brokers": ["1@127.0.0.1:19092"], "selection": {"all_groups": true},
- "tags": {"deploy": "1234"}, "kind": "undo", "undo_of": "20261130T000000.000Z-fedcba9876543210",
- "format": "parquet",
- "summary": {"groups": 2, "partitions": 3, "connectors": 1, "total_lag": 8, "group_states": {"Empty": 1, "Stable": 1},
-  "group_ids": ["orders", "pay-1"], "connector_names": ["sink-1"]},
- "content_sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
- "files": [{"name": "offsets.parquet", "size": 2417, "sha256": "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"},
-  {"name": "connectors.json", "size": 99, "sha256": "fcde2b2edba56bf408601fb721fe9b5c338d10ee429ea04fae5511b68fbf8fb9"}]}"#;
-
-const PROPERTIES: &str = "# client.properties of the production cluster\n\
-bootstrap.servers=broker-1:9093,broker-2:9093\n\
-security.protocol = SASL_SSL\n\
-sasl.mechanism=SCRAM-SHA-512\n\
-sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n    \
-username=\"alice\" password=\"s3cr=t\";\n\
-ssl.endpoint.identification.algorithm=\n\
-ssl.keystore.type=PKCS12\n\
-client.id : offset-vault\\tops\n\
-! an old comment\n\
-key.deserializer=org.apache.kafka.common.serialization.StringDeserializer\n";
-
-const TIMES: &[&str] = &[
-    "2026-12-01T10:00:00Z",
-    "2026-12-01T11:00:00.123+01:00",
-    "2026-12-01",
-    "90m",
-    "1d 12h",
-    "2h 30min 10s",
-];
-
-const STORE_URLS: &[&str] = &[
-    "s3://offset-vault-test/prod/cluster-a",
-    "file:///nonexistent-offset-vault/vault",
-    "./nonexistent-offset-vault",
-    "gs://bucket/prefix",
-    "az://container/prefix",
-    "http://127.0.0.1:1/vault",
-    "memory:///",
-];
-
-/// The offsets seed as Parquet, written by the real encoder.
-fn offsets_parquet() -> &'static [u8] {
-    static SEED: OnceLock<Vec<u8>> = OnceLock::new();
-    SEED.get_or_init(|| {
-        let (meta, groups) = json::decode_offsets("seed", OFFSETS_JSON.as_bytes()).unwrap();
-        pq::encode_offsets(&meta, &groups).unwrap()
-    })
-}
-
-/// The rows and key-value metadata of the Parquet seed, to write files with edited metadata.
-fn parquet_parts() -> &'static (RecordBatch, Vec<(String, String)>) {
-    static PARTS: OnceLock<(RecordBatch, Vec<(String, String)>)> = OnceLock::new();
-    PARTS.get_or_init(|| {
-        let builder =
-            ParquetRecordBatchReaderBuilder::try_new(Bytes::from_static(offsets_parquet()))
-                .unwrap();
-        let kv = builder.metadata().file_metadata().key_value_metadata();
-        let kv: Vec<(String, String)> = kv
-            .into_iter()
-            .flatten()
-            .filter(|e| e.key.starts_with("offset_vault."))
-            .map(|e| (e.key.clone(), e.value.clone().unwrap_or_default()))
-            .collect();
-        let batch = builder.build().unwrap().next().unwrap().unwrap();
-        let schema = Arc::new(
-            batch
-                .schema()
-                .as_ref()
-                .clone()
-                .with_metadata(std::collections::HashMap::new()),
-        );
-        (batch.with_schema(schema).unwrap(), kv)
-    })
-}
-
-/// The seed's rows in a Parquet file with this key-value metadata.
-fn parquet_with_kv(kv: &[(String, String)]) -> Vec<u8> {
-    let (batch, _) = parquet_parts();
-    let kv = kv.iter().map(|(k, v)| KeyValue::new(k.clone(), v.clone()));
-    let props = WriterProperties::builder()
-        .set_key_value_metadata(Some(kv.collect()))
-        .build();
-    let mut out = Vec::new();
-    let mut writer = ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).unwrap();
-    writer.write(batch).unwrap();
-    writer.close().unwrap();
-    out
-}
-
-/// The Parquet seed's rows with key-value metadata entry `entry` changed as JSON, or left out.
-fn parquet_with_changed_metadata(entry: usize, changes: &[Change], drop: bool) -> Vec<u8> {
-    let mut kv = parquet_parts().1.clone();
-    let i = entry % kv.len();
-    if drop {
-        kv.remove(i);
-    } else {
-        let changed = apply_changes(&kv[i].1, changes);
-        kv[i].1 = String::from_utf8_lossy(&changed).into_owned();
-    }
-    parquet_with_kv(&kv)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -254,6 +122,25 @@ const TIME_DICT: &[&str] = &[
     "60",
     "é",
 ];
+const CSV_DICT: &[&str] = &[
+    ",",
+    "\"",
+    "\"\"",
+    "\n",
+    "\r\n",
+    " ",
+    "-1",
+    "0",
+    "2147483648",
+    "9223372036854775808",
+    "1e3",
+    "\u{feff}",
+    "\t",
+    "topic",
+    "group,",
+    "\0",
+    "é",
+];
 const URL_DICT: &[&str] = &[
     "://", "s3", "file", "gs", "az", "http", "..", "/", "%", "%zz", "@", "[::1]", ":99999", "?",
     "#", "\\", " ", "\0", "é",
@@ -271,7 +158,7 @@ fn parquet_input() -> impl Strategy<Value = Input> {
             drop,
         });
     prop_oneof![
-        3 => bytes_input(1, BINARY_DICT, false, 2048),
+        3 => bytes_input(1, BINARY_DICT, Shape::Parquet, 2048),
         1 => metadata,
     ]
 }
@@ -292,6 +179,36 @@ fn local_path(url: &str) -> Option<std::path::PathBuf> {
     }
 }
 
+/// Encodes decoded offsets in `format` and decodes them again.
+fn rewrite_offsets(format: Format, (meta, groups): &Offsets) -> crate::Result<Offsets> {
+    let bytes = crate::format::encode_offsets(format, meta, groups)?;
+    crate::format::decode_offsets(format, "rewritten", Bytes::from(bytes))
+}
+
+/// Offsets that are the same apart from how an unknown group state is worded: a state name
+/// this build does not know is read as "unknown, with a reason" and written as `Unknown`.
+fn same_offsets(a: &Offsets, b: &Offsets) -> bool {
+    let key = |(meta, groups): &Offsets| {
+        let groups: Vec<_> = groups
+            .iter()
+            .map(|g| {
+                let state = match &g.state {
+                    GroupState::Unknown(_) => None,
+                    known => Some(known.clone()),
+                };
+                (
+                    g.group_id.clone(),
+                    state,
+                    g.members.clone(),
+                    g.partitions.clone(),
+                )
+            })
+            .collect();
+        (meta.clone(), groups)
+    };
+    key(a) == key(b)
+}
+
 fn show(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     let shown: String = text.chars().take(2000).collect();
@@ -302,13 +219,16 @@ proptest! {
     #![proptest_config(config())]
 
     #[test]
-    fn hostile_offsets_json(input in bytes_input(1, JSON_DICT, true, 1024)) {
+    fn hostile_offsets_json(input in bytes_input(1, JSON_DICT, Shape::Json, 1024)) {
         let bytes = input.render(&[OFFSETS_JSON.as_bytes()]);
         match json::decode_offsets("offsets.json", &bytes) {
-            Ok((meta, groups)) => {
-                let again = json::encode_offsets(&meta, &groups).unwrap();
-                let back = json::decode_offsets("again", &again);
-                prop_assert!(back.as_ref().is_ok_and(|b| *b == (meta, groups)), "{back:?} from {}", show(&bytes));
+            Ok(decoded) => {
+                let written = rewrite_offsets(Format::Json, &decoded);
+                prop_assert!(written.is_ok(), "{written:?} from {}", show(&bytes));
+                let written = written.unwrap();
+                prop_assert!(same_offsets(&decoded, &written), "{written:?} from {}", show(&bytes));
+                let again = rewrite_offsets(Format::Json, &written);
+                prop_assert!(again.as_ref().is_ok_and(|a| *a == written), "{again:?} from {}", show(&bytes));
             }
             Err(e) => prop_assert!(is_decode_error(&e), "{e:?} from {}", show(&bytes)),
         }
@@ -318,17 +238,20 @@ proptest! {
     fn hostile_offsets_parquet(input in parquet_input()) {
         let bytes = input.render(&[offsets_parquet()]);
         match pq::decode_offsets("offsets.parquet", Bytes::from(bytes.clone())) {
-            Ok((meta, groups)) => {
-                let again = pq::encode_offsets(&meta, &groups).unwrap();
-                let back = pq::decode_offsets("again", Bytes::from(again));
-                prop_assert!(back.as_ref().is_ok_and(|b| *b == (meta, groups)), "{back:?} from {}", show(&bytes));
+            Ok(decoded) => {
+                let written = rewrite_offsets(Format::Parquet, &decoded);
+                prop_assert!(written.is_ok(), "{written:?} from {}", show(&bytes));
+                let written = written.unwrap();
+                prop_assert!(same_offsets(&decoded, &written), "{written:?} from {}", show(&bytes));
+                let again = rewrite_offsets(Format::Parquet, &written);
+                prop_assert!(again.as_ref().is_ok_and(|a| *a == written), "{again:?} from {}", show(&bytes));
             }
             Err(e) => prop_assert!(is_decode_error(&e), "{e:?} from {}", show(&bytes)),
         }
     }
 
     #[test]
-    fn hostile_connectors_json(input in bytes_input(1, JSON_DICT, true, 1024)) {
+    fn hostile_connectors_json(input in bytes_input(1, JSON_DICT, Shape::Json, 1024)) {
         let bytes = input.render(&[CONNECTORS_JSON.as_bytes()]);
         match json::decode_connectors("connectors.json", &bytes) {
             Ok((id, connectors)) => {
@@ -341,7 +264,7 @@ proptest! {
     }
 
     #[test]
-    fn hostile_manifest(input in bytes_input(1, JSON_DICT, true, 1024)) {
+    fn hostile_manifest(input in bytes_input(1, JSON_DICT, Shape::Json, 1024)) {
         let bytes = input.render(&[MANIFEST_JSON.as_bytes()]);
         match Manifest::from_bytes("manifest.json", &bytes) {
             Ok(m) => {
@@ -360,6 +283,30 @@ proptest! {
                 }
             }
             Err(e) => prop_assert!(is_decode_error(&e), "{e:?} from {}", show(&bytes)),
+        }
+    }
+
+    #[test]
+    fn hostile_import_csv(input in bytes_input(CSV_FILES.len(), CSV_DICT, Shape::Text, 512)) {
+        let bytes = input.render(CSV_FILES);
+        match csv::decode("offsets.csv", &bytes) {
+            Ok(file) => {
+                let fields = |rows: &[csv::CsvOffset]| -> Vec<_> {
+                    rows.iter().map(|r| (r.group.clone(), r.topic.clone(), r.partition, r.offset)).collect()
+                };
+                prop_assert!(file.rows.iter().all(|r| r.partition >= 0 && r.offset >= 0), "{file:?}");
+                let mut keys: Vec<_> = file.rows.iter().map(|r| (&r.group, &r.topic, r.partition)).collect();
+                keys.sort();
+                keys.dedup();
+                prop_assert_eq!(keys.len(), file.rows.len(), "a partition twice in {:?}", file);
+                let again = csv::encode(&file.rows, file.with_group).unwrap();
+                let back = csv::decode("again", &again);
+                prop_assert!(
+                    back.as_ref().is_ok_and(|b| b.with_group == file.with_group && fields(&b.rows) == fields(&file.rows)),
+                    "{back:?} from {}", show(&bytes)
+                );
+            }
+            Err(e) => prop_assert!(matches!(e, Error::Usage(_)), "{e:?} from {}", show(&bytes)),
         }
     }
 

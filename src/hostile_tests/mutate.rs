@@ -320,15 +320,26 @@ impl Input {
                 entry,
                 changes,
                 drop,
-            } => super::parquet_with_changed_metadata(*entry, changes, *drop),
+            } => super::seeds::parquet_with_changed_metadata(*entry, changes, *drop),
         }
     }
+}
+
+/// What a byte input draws from besides random bytes and edited seeds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Shape {
+    /// Structural changes of the first seed, which is a JSON document.
+    Json,
+    /// Random bytes in Parquet's magic and footer frame.
+    Parquet,
+    /// Nothing else.
+    Text,
 }
 
 pub(super) fn bytes_input(
     seeds: usize,
     dict: &'static [&'static str],
-    json: bool,
+    shape: Shape,
     max: usize,
 ) -> impl Strategy<Value = Input> {
     let edits = move || vec(edit(dict), 1..8);
@@ -338,9 +349,10 @@ pub(super) fn bytes_input(
         .prop_map(|(body, footer)| Input::Framed { body, footer });
     prop_oneof![
         1 => vec(any::<u8>(), 0..max).prop_map(Input::Bytes),
+        1 => vec(select(dict), 0..16).prop_map(|parts| Input::Text(parts.concat())),
         3 => (0..seeds, edits()).prop_map(|(seed, edits)| Input::Edited { seed, edits }),
-        if json { 3 } else { 0 } => changed,
-        if json { 0 } else { 1 } => framed,
+        if shape == Shape::Json { 3 } else { 0 } => changed,
+        if shape == Shape::Parquet { 1 } else { 0 } => framed,
     ]
 }
 

@@ -302,9 +302,9 @@ async fn bad_selections_are_refused_before_any_io() {
         run.stderr
     );
     assert!(!std::path::Path::new(&missing).exists());
-    // Commands of later versions say so and fail.
+    // prune without a retention policy removes nothing and says which options are missing.
     let run = ov_raw(["prune".to_string()].to_vec()).await.expect_code(2);
-    assert!(run.stderr.contains("not implemented yet"), "{}", run.stderr);
+    assert!(run.stderr.contains("--keep-"), "{}", run.stderr);
 }
 
 #[tokio::test(flavor = "multi_thread")]

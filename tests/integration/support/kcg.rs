@@ -173,3 +173,120 @@ pub fn parse_kcg_state(stdout: &str, group: &str) -> Option<String> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--describe --group G` of a group without members, as Kafka 4.3 prints it.
+    const EMPTY_GROUP: &str = "
+Consumer group 'g-both' has no active members.
+
+GROUP           TOPIC           PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG             CONSUMER-ID     HOST            CLIENT-ID
+g-both          topic-two       0          2               4               2               -               -               -
+g-both          topic-one       0          3               4               1               -               -               -
+";
+
+    /// `--describe --offsets --verbose` of a rebalancing group with a member: an extra
+    /// LEADER-EPOCH column, and a warning line before the table.
+    const VERBOSE_ACTIVE: &str = "
+Warning: Consumer group 'connect-sink' is rebalancing.
+
+GROUP        TOPIC   PARTITION  LEADER-EPOCH    CURRENT-OFFSET  LOG-END-OFFSET  LAG             CONSUMER-ID                    HOST            CLIENT-ID
+connect-sink orders  1          -               0               0               0               connector-consumer-sink-0-00cc /127.0.0.1      connector-consumer-sink-0
+connect-sink orders  0          7               45              45              0               connector-consumer-sink-0-00cc /127.0.0.1      connector-consumer-sink-0
+connect-sink orders  2          -               -               12              -               -                              -               -
+";
+
+    /// `--describe --state`: the COORDINATOR (ID) column holds spaces.
+    const STATE: &str = "
+Consumer group 'g-both' has no active members.
+
+GROUP           COORDINATOR (ID)          ASSIGNMENT-STRATEGY  STATE                #MEMBERS
+g-both          127.0.0.1:19092  (1)      -                    Empty                0
+";
+
+    /// `--describe --state --verbose` of a consumer-protocol group: more columns after STATE.
+    const STATE_VERBOSE: &str = "
+Warning: Consumer group 'connect-sink' is rebalancing.
+
+GROUP        COORDINATOR (ID)          ASSIGNMENT-STRATEGY  STATE                GROUP-EPOCH     TARGET-ASSIGNMENT-EPOCH   #MEMBERS
+connect-sink 127.0.0.1:19092  (1)      -                    PreparingRebalance   -               -                         2
+";
+
+    fn row(topic: &str, partition: i32, offsets: [Option<i64>; 3]) -> KcgRow {
+        KcgRow {
+            group: "g-both".into(),
+            topic: topic.into(),
+            partition,
+            current_offset: offsets[0],
+            log_end: offsets[1],
+            lag: offsets[2],
+            consumer_id: None,
+            host: None,
+            client_id: None,
+        }
+    }
+
+    #[test]
+    fn describe_rows_are_sorted_and_dashes_are_none() {
+        assert_eq!(
+            parse_kcg_describe(EMPTY_GROUP),
+            vec![
+                row("topic-one", 0, [Some(3), Some(4), Some(1)]),
+                row("topic-two", 0, [Some(2), Some(4), Some(2)]),
+            ]
+        );
+    }
+
+    #[test]
+    fn describe_finds_columns_by_name_and_keeps_members() {
+        let rows = parse_kcg_describe(VERBOSE_ACTIVE);
+        let offsets: Vec<_> = rows
+            .iter()
+            .map(|r| (r.partition, r.current_offset, r.log_end, r.lag))
+            .collect();
+        assert_eq!(
+            offsets,
+            vec![
+                (0, Some(45), Some(45), Some(0)),
+                (1, Some(0), Some(0), Some(0)),
+                (2, None, Some(12), None),
+            ]
+        );
+        assert_eq!(
+            rows[0].consumer_id.as_deref(),
+            Some("connector-consumer-sink-0-00cc")
+        );
+        assert_eq!(rows[0].host.as_deref(), Some("/127.0.0.1"));
+        assert_eq!(rows[2].client_id, None);
+    }
+
+    #[test]
+    fn describe_of_nothing_is_no_rows() {
+        for text in [
+            "",
+            "\nConsumer group 'g' has no active members.\n",
+            "Error: Executing consumer group command failed due to org.apache.kafka.common.errors.GroupIdNotFoundException: Group g not found.\n",
+        ] {
+            assert_eq!(parse_kcg_describe(text), vec![], "{text:?}");
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "CURRENT-OFFSET")]
+    fn describe_refuses_an_offset_that_is_not_a_number() {
+        parse_kcg_describe(&EMPTY_GROUP.replace(" 3               4", " x               4"));
+    }
+
+    #[test]
+    fn state_is_read_under_its_header_column() {
+        assert_eq!(parse_kcg_state(STATE, "g-both").as_deref(), Some("Empty"));
+        assert_eq!(
+            parse_kcg_state(STATE_VERBOSE, "connect-sink").as_deref(),
+            Some("PreparingRebalance")
+        );
+        assert_eq!(parse_kcg_state(STATE, "other-group"), None);
+        assert_eq!(parse_kcg_state("", "g-both"), None);
+    }
+}
