@@ -209,6 +209,55 @@ fn same_offsets(a: &Offsets, b: &Offsets) -> bool {
     key(a) == key(b)
 }
 
+/// A valid, sealed restore plan file: the seed the plan-file mutations start from.
+fn plan_file_seed() -> Vec<u8> {
+    use crate::restore::plan::{Action, GroupPlan, PartitionPlan, Plan, PlanSummary};
+    use crate::restore::review::{PlanBody, PlanFile, PlanRequest, PLAN_FORMAT_VERSION, PLAN_KIND};
+    let partition = PartitionPlan {
+        topic: "orders".into(),
+        partition: 0,
+        current: Some(45),
+        snapshot_offset: Some(30),
+        target: Some(30),
+        log_start: Some(0),
+        log_end: Some(45),
+        reprocess: 15,
+        skip: 0,
+        action: Action::Reset,
+        note: None,
+        leader_epoch: Some(3),
+        metadata: Some("m".into()),
+    };
+    let plan = Plan {
+        snapshot_id: "20261201T093005.042Z-0123456789abcdef".into(),
+        groups: vec![GroupPlan {
+            group_id: "connect-orders-sink".into(),
+            state: GroupState::Empty,
+            members: vec![],
+            connector: Some("orders-sink".into()),
+            blocked: None,
+            partitions: vec![partition],
+        }],
+        connectors: vec![],
+        summary: PlanSummary::default(),
+        applicable: true,
+        blocked: false,
+        problems: vec![],
+    };
+    PlanFile::seal(PlanBody {
+        kind: PLAN_KIND.into(),
+        format_version: PLAN_FORMAT_VERSION.into(),
+        created_at: Utc.with_ymd_and_hms(2026, 12, 1, 9, 31, 0).unwrap(),
+        tool_version: "0.1.0".into(),
+        cluster_id: "c1".into(),
+        bootstrap_servers: "k:9092".into(),
+        snapshot_id: plan.snapshot_id.clone(),
+        request: PlanRequest::default(),
+        plan,
+    })
+    .to_bytes()
+}
+
 fn show(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     let shown: String = text.chars().take(2000).collect();
@@ -260,6 +309,23 @@ proptest! {
                 prop_assert!(back.as_ref().is_ok_and(|b| *b == (id, connectors)), "{back:?} from {}", show(&bytes));
             }
             Err(e) => prop_assert!(is_decode_error(&e), "{e:?} from {}", show(&bytes)),
+        }
+    }
+
+    #[test]
+    fn hostile_plan_file(input in bytes_input(1, JSON_DICT, Shape::Json, 1024)) {
+        let seed = plan_file_seed();
+        let bytes = input.render(&[seed.as_slice()]);
+        match crate::restore::review::PlanFile::from_bytes("plan.json", &bytes) {
+            // Only a file whose checksum holds is accepted, and it reads back as itself.
+            Ok(file) => {
+                let back = crate::restore::review::PlanFile::from_bytes("again", &file.to_bytes());
+                prop_assert!(back.as_ref().is_ok_and(|b| *b == file), "{back:?} from {}", show(&bytes));
+            }
+            Err(e) => prop_assert!(
+                is_decode_error(&e) || matches!(e, Error::Integrity { .. }),
+                "{e:?} from {}", show(&bytes)
+            ),
         }
     }
 
