@@ -100,15 +100,7 @@ pub async fn read(
             d.group_id.clone(),
             LiveGroup {
                 state: d.state,
-                members: d
-                    .members
-                    .into_iter()
-                    .map(|m| Member {
-                        member_id: m.member_id,
-                        client_id: m.client_id,
-                        host: m.host,
-                    })
-                    .collect(),
+                members: d.members.iter().map(Member::from).collect(),
                 offsets: committed
                     .into_iter()
                     .map(|c| ((c.topic, c.partition), c.offset))

@@ -62,12 +62,7 @@ async fn cmd_snapshot(cli: &Cli, args: &SnapshotArgs) -> Result<i32> {
         allow_empty: args.allow_empty,
         ..Default::default()
     };
-    let captured = snapshot::capture(&kafka, &connect, &opts).await?;
-    crate::progress::finish();
-    for w in &captured.warnings {
-        tracing::warn!("{w}");
-    }
-    let manifest = snapshot::write(&store, &captured).await?;
+    let (manifest, warnings) = snapshot::take(&store, &kafka, &connect, &opts).await?;
     match cli.global.output {
         OutputFormat::Json => print_json(&json!({
             "id": manifest.meta.id,
@@ -78,7 +73,7 @@ async fn cmd_snapshot(cli: &Cli, args: &SnapshotArgs) -> Result<i32> {
             "summary": manifest.summary,
             "files": manifest.files,
             "tags": manifest.meta.tags,
-            "warnings": captured.warnings,
+            "warnings": warnings,
         })),
         OutputFormat::Table => {
             let s = &manifest.summary;

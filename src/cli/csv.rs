@@ -140,16 +140,7 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> Result<i32> {
                     .map(|d| d.group_type)
                     .unwrap_or(crate::kafka::GroupType::Unknown),
                 members: desc
-                    .map(|d| {
-                        d.members
-                            .iter()
-                            .map(|m| Member {
-                                member_id: m.member_id.clone(),
-                                client_id: m.client_id.clone(),
-                                host: m.host.clone(),
-                            })
-                            .collect()
-                    })
+                    .map(|d| d.members.iter().map(Member::from).collect())
                     .unwrap_or_default(),
                 connector: None,
                 partitions: rows

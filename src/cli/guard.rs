@@ -178,12 +178,7 @@ pub async fn cmd_guard(cli: &Cli, args: &GuardArgs) -> Result<i32> {
         format: args.format,
         ..Default::default()
     };
-    let captured = snapshot::capture(&kafka, &connect, &opts).await?;
-    crate::progress::finish();
-    for w in &captured.warnings {
-        tracing::warn!("{w}");
-    }
-    let manifest = snapshot::write(&store, &captured).await?;
+    let (manifest, _) = snapshot::take(&store, &kafka, &connect, &opts).await?;
     let id = manifest.meta.id.clone();
     crate::noteln!(
         "snapshot {id} taken ({} group(s), {} connector(s)); running: {}",

@@ -364,8 +364,7 @@ async fn take_undo(
         kind: SnapshotKind::Undo,
         undo_of: Some(plan.snapshot_id.clone()),
     };
-    let captured = snapshot::capture(kafka, &connect, &opts).await?;
-    let manifest = snapshot::write(store, &captured).await?;
+    let (manifest, _) = snapshot::take(store, kafka, &connect, &opts).await?;
     Ok(manifest.meta.id)
 }
 

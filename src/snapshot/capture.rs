@@ -414,16 +414,7 @@ pub async fn capture(
             },
             group_type: desc.map(|d| d.group_type).unwrap_or(GroupType::Unknown),
             members: desc
-                .map(|d| {
-                    d.members
-                        .iter()
-                        .map(|m| Member {
-                            member_id: m.member_id.clone(),
-                            client_id: m.client_id.clone(),
-                            host: m.host.clone(),
-                        })
-                        .collect()
-                })
+                .map(|d| d.members.iter().map(Member::from).collect())
                 .unwrap_or_default(),
             connector: connector.clone(),
             partitions,

@@ -18,6 +18,22 @@ use crate::error::Result;
 use crate::format;
 use crate::store::Store;
 
+/// Captures a snapshot and writes it (manifest last); warnings are logged and returned.
+pub async fn take(
+    store: &Store,
+    kafka: &crate::kafka::KafkaClient,
+    connect: &[crate::connect::ConnectClient],
+    opts: &CaptureOptions,
+) -> Result<(Manifest, Vec<String>)> {
+    let captured = capture(kafka, connect, opts).await?;
+    crate::progress::finish();
+    for w in &captured.warnings {
+        tracing::warn!("{w}");
+    }
+    let manifest = write(store, &captured).await?;
+    Ok((manifest, captured.warnings))
+}
+
 /// Encodes a captured snapshot and writes it to the store, manifest last.
 pub async fn write(store: &Store, captured: &Captured) -> Result<Manifest> {
     let meta = &captured.manifest.meta;

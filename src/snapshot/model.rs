@@ -94,6 +94,16 @@ pub struct Member {
     pub host: String,
 }
 
+impl From<&crate::kafka::GroupMember> for Member {
+    fn from(m: &crate::kafka::GroupMember) -> Self {
+        Member {
+            member_id: m.member_id.clone(),
+            client_id: m.client_id.clone(),
+            host: m.host.clone(),
+        }
+    }
+}
+
 /// One consumer group's committed offsets.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GroupSnapshot {
