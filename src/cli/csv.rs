@@ -68,7 +68,7 @@ pub async fn export(cli: &Cli, args: &ExportArgs) -> Result<i32> {
         Some(path) => {
             std::fs::write(path, &bytes)
                 .map_err(|e| Error::usage(format!("--file {}: {e}", path.display())))?;
-            eprintln!(
+            crate::noteln!(
                 "{} offset(s) of {} group(s) from snapshot {} written to {}",
                 rows.len(),
                 groups.len(),
@@ -78,8 +78,9 @@ pub async fn export(cli: &Cli, args: &ExportArgs) -> Result<i32> {
         }
         None => {
             use std::io::Write;
-            std::io::stdout()
-                .write_all(&bytes)
+            let mut out = crate::cli::output::QuietStdout;
+            out.write_all(&bytes)
+                .and_then(|()| out.flush())
                 .map_err(|e| Error::Internal(format!("write to stdout: {e}")))?;
         }
     }
@@ -98,6 +99,7 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> Result<i32> {
     let tags = super::parse_tags(&args.tags)?;
     let settings = cli.global.kafka_settings()?;
     let store = Store::open(cli.global.store_url()?, cli.global.timeout)?;
+    crate::progress::stage("import: reading the live log ranges", 0);
     let kafka = KafkaClient::connect(settings).await?;
 
     let ids: Vec<String> = by_group.keys().cloned().collect();
@@ -178,6 +180,7 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> Result<i32> {
             }
         }
     }
+    crate::progress::finish();
     let captured = build(&kafka, &args.format, groups, brokers, tags);
     for w in &warnings {
         tracing::warn!("{w}");
@@ -194,13 +197,13 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> Result<i32> {
             "warnings": warnings,
         })),
         OutputFormat::Table => {
-            eprintln!(
+            crate::noteln!(
                 "imported {} offset(s) of {} group(s) from {name} as snapshot (kind import) in {}",
                 manifest.summary.partitions,
                 manifest.summary.groups,
                 store.url()
             );
-            println!("{}", manifest.meta.id);
+            crate::outln!("{}", manifest.meta.id);
         }
     }
     Ok(exit::OK)

@@ -123,6 +123,7 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
         .then(|| cli.global.kafka_settings())
         .transpose()?;
     let store = open_store(cli)?;
+    crate::progress::stage("diff: reading and verifying the two sides", 0);
     let load = |choice: Choice| {
         let store = &store;
         let eligible = &eligible;
@@ -170,6 +171,7 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
         &filter,
     );
 
+    crate::progress::finish();
     let shown = |d: &PartitionDiff| args.all || d.is_notable();
     let counts = match cli.global.output {
         OutputFormat::Json => print::json(&old.label, &new.label, &rows, &shown, &connector_diffs)?,

@@ -35,6 +35,38 @@ pub fn out_line(args: std::fmt::Arguments<'_>) {
     }
 }
 
+/// Standard output for results written as a stream: once the reader has gone away (a closed
+/// pipe), everything more is dropped quietly, as [`out_line`] does.
+pub struct QuietStdout;
+
+impl Write for QuietStdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if STDOUT_CLOSED.load(Ordering::Relaxed) {
+            return Ok(buf.len());
+        }
+        match std::io::stdout().lock().write(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                STDOUT_CLOSED.store(true, Ordering::Relaxed);
+                Ok(buf.len())
+            }
+            other => other,
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if STDOUT_CLOSED.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        match std::io::stdout().lock().flush() {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                STDOUT_CLOSED.store(true, Ordering::Relaxed);
+                Ok(())
+            }
+            other => other,
+        }
+    }
+}
+
 /// Writes an informational line to stderr, unless `-q`. Errors writing it are ignored.
 pub fn note_line(args: std::fmt::Arguments<'_>) {
     if !QUIET.load(Ordering::Relaxed) {

@@ -63,7 +63,7 @@ pub async fn run(cli: &Cli, args: &PruneArgs) -> Result<i32> {
             })),
             OutputFormat::Table => {
                 print_plan(plan);
-                eprintln!(
+                crate::noteln!(
                     "dry run: nothing was deleted; add --execute to delete what is marked remove"
                 );
             }
@@ -83,13 +83,13 @@ pub async fn run(cli: &Cli, args: &PruneArgs) -> Result<i32> {
             "failed": pruned.failed,
         })),
         OutputFormat::Table => {
-            println!(
+            crate::outln!(
                 "deleted {} snapshot(s) from {}",
                 pruned.deleted.len(),
                 store.url()
             );
             for f in &pruned.failed {
-                println!("  ! {}: {}", f.id, f.error);
+                crate::outln!("  ! {}: {}", f.id, f.error);
             }
         }
     }
@@ -106,13 +106,13 @@ pub async fn run(cli: &Cli, args: &PruneArgs) -> Result<i32> {
 }
 
 fn print_plan(plan: &PrunePlan) {
-    println!("policy: {}", plan.policy);
+    crate::outln!("policy: {}", plan.policy);
     for g in &plan.groups {
         let key: Vec<String> = g.key.iter().map(|(k, v)| format!("{k}={v}")).collect();
         if key.is_empty() {
-            println!("\nall snapshots (no grouping)");
+            crate::outln!("\nall snapshots (no grouping)");
         } else {
-            println!("\ngroup {}", key.join(" "));
+            crate::outln!("\ngroup {}", key.join(" "));
         }
         let mut t = super::output::table(&["ID", "CREATED (UTC)", "ACTION", "KEPT BY"]);
         for d in &g.decisions {
@@ -123,10 +123,10 @@ fn print_plan(plan: &PrunePlan) {
                 d.reasons.join(", "),
             ]);
         }
-        println!("{t}");
+        crate::outln!("{t}");
     }
     if !plan.leftovers.is_empty() {
-        println!("\nincomplete or unreadable");
+        crate::outln!("\nincomplete or unreadable");
         let mut t = super::output::table(&["ID", "ACTION", "WHY"]);
         for l in &plan.leftovers {
             t.add_row(vec![
@@ -140,10 +140,10 @@ fn print_plan(plan: &PrunePlan) {
                 l.why.clone(),
             ]);
         }
-        println!("{t}");
+        crate::outln!("{t}");
     }
     let s = &plan.summary;
-    println!(
+    crate::outln!(
         "{} group(s): keep {}, remove {}; incomplete: remove {}, keep {} (grace period); {} unreadable left alone",
         s.groups, s.keep, s.remove, s.incomplete_remove, s.incomplete_keep, s.left_alone
     );

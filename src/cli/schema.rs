@@ -218,6 +218,65 @@ pub enum RestoreStatus {
     PartiallyApplied,
 }
 
+/// `diff --output json`: the two sides, the partitions shown, the connectors, and totals.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DiffDoc {
+    pub schema_version: u32,
+    /// The old side: a snapshot (id, created_at, kind).
+    pub old: Open,
+    /// The new side: a snapshot, or the live cluster (`live`, `cluster_id`, `read_at`).
+    pub new: Open,
+    /// One entry per partition listed (changed, added, removed; unchanged with --all).
+    pub partitions: Vec<Open>,
+    /// One entry per connector compared.
+    pub connectors: Vec<Open>,
+    pub summary: DiffSummary,
+}
+
+/// The totals of a diff.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DiffSummary {
+    /// Partitions counted by what happened to them, and records moved.
+    pub partitions: Open,
+    pub connectors_changed: u64,
+    /// Anything differs (what `--exit-code` reports).
+    pub differs: bool,
+}
+
+/// `prune --output json`: the plan, and with --execute what was deleted.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PruneDoc {
+    pub schema_version: u32,
+    pub store: String,
+    pub executed: bool,
+    /// Every snapshot with keep or remove and the rules that kept it.
+    pub plan: Open,
+    /// With --execute: the snapshots deleted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deleted: Option<Vec<Value>>,
+    /// With --execute: the snapshots that could not be deleted completely.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed: Option<Vec<Value>>,
+}
+
+/// `import --output json`: the snapshot of kind import written.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ImportDoc {
+    pub schema_version: u32,
+    pub id: String,
+    /// Always `import`.
+    pub kind: String,
+    pub store: String,
+    pub created_at: DateTime<Utc>,
+    pub cluster_id: String,
+    pub summary: Open,
+    pub warnings: Vec<String>,
+}
+
 /// Every schema, by file name under `docs/schema/`.
 pub fn schemas() -> Vec<(&'static str, Value)> {
     fn one<T: JsonSchema>() -> Value {
@@ -229,6 +288,9 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ("show.schema.json", one::<ShowDoc>()),
         ("verify.schema.json", one::<VerifyDoc>()),
         ("restore.schema.json", one::<RestoreDoc>()),
+        ("diff.schema.json", one::<DiffDoc>()),
+        ("prune.schema.json", one::<PruneDoc>()),
+        ("import.schema.json", one::<ImportDoc>()),
         ("guard.schema.json", one::<GuardDoc>()),
         ("config-show.schema.json", one::<ConfigShowDoc>()),
         (

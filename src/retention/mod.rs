@@ -72,7 +72,10 @@ pub struct Pruned {
 /// Deletes what the plan removes: per snapshot, the manifest first, then the other files.
 pub async fn execute(store: &Store, prepared: &Prepared) -> Pruned {
     let mut out = Pruned::default();
-    for id in prepared.plan.to_delete() {
+    let ids = prepared.plan.to_delete();
+    crate::progress::stage("snapshots deleted", ids.len() as u64);
+    for id in ids {
+        crate::progress::advance(1);
         let keys = prepared.files.get(id).cloned().unwrap_or_default();
         match delete_snapshot(store, &keys).await {
             Ok(()) => {
@@ -85,6 +88,7 @@ pub async fn execute(store: &Store, prepared: &Prepared) -> Pruned {
             }),
         }
     }
+    crate::progress::finish();
     out
 }
 

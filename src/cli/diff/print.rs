@@ -29,8 +29,13 @@ pub(super) fn json(
     shown: &dyn Fn(&PartitionDiff) -> bool,
     connectors: &[ConnectorDiff],
 ) -> Result<PartitionCounts> {
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    write!(out, "{{\"old\":{old},\"new\":{new},\"partitions\":[").map_err(io)?;
+    let mut out = std::io::BufWriter::new(crate::cli::output::QuietStdout);
+    write!(
+        out,
+        "{{\"schema_version\":{},\"old\":{old},\"new\":{new},\"partitions\":[",
+        crate::cli::schema::SCHEMA_VERSION
+    )
+    .map_err(io)?;
     let mut first = true;
     let mut failed = None;
     let counts = diff_rows(rows(0), rows(1), |d| {
@@ -64,8 +69,8 @@ pub(super) fn table(
     shown: &dyn Fn(&PartitionDiff) -> bool,
     connectors: &[ConnectorDiff],
 ) -> Result<PartitionCounts> {
-    eprintln!("old: {}", side_text(old));
-    eprintln!("new: {}", side_text(new));
+    crate::noteln!("old: {}", side_text(old));
+    crate::noteln!("new: {}", side_text(new));
     let mut widths = HEADERS.map(str::len);
     let mut listed = 0u64;
     let counts = diff_rows(rows(0), rows(1), |d| {
@@ -78,7 +83,7 @@ pub(super) fn table(
     })
     .map_err(unsorted)?;
     if listed > 0 {
-        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        let mut out = std::io::BufWriter::new(crate::cli::output::QuietStdout);
         writeln!(out, "{}", line(&widths, &HEADERS.map(String::from))).map_err(io)?;
         let mut failed = None;
         diff_rows(rows(0), rows(1), |d| {
@@ -93,7 +98,7 @@ pub(super) fn table(
         out.flush().map_err(io)?;
     }
     print_connectors(connectors);
-    println!("{}", summary_text(&counts, connectors));
+    crate::outln!("{}", summary_text(&counts, connectors));
     Ok(counts)
 }
 
@@ -193,9 +198,9 @@ fn line(widths: &[usize; 7], c: &[String; 7]) -> String {
 
 fn print_connectors(diffs: &[ConnectorDiff]) {
     for c in diffs {
-        println!("connector {}: {}", c.name, c.change);
+        crate::outln!("connector {}: {}", c.name, c.change);
         if let Some((o, n)) = &c.state {
-            println!(
+            crate::outln!(
                 "  state: {} -> {}",
                 o.as_deref().unwrap_or("-"),
                 n.as_deref().unwrap_or("-")
@@ -207,10 +212,10 @@ fn print_connectors(diffs: &[ConnectorDiff]) {
             Some(crate::diff::ConfigValue::Hidden { .. }) => "(secret)".to_string(),
         };
         for k in &c.config {
-            println!("  config {}: {} -> {}", k.key, value(&k.old), value(&k.new));
+            crate::outln!("  config {}: {} -> {}", k.key, value(&k.old), value(&k.new));
         }
         for k in &c.not_compared {
-            println!("  config {k}: redacted, not compared (take snapshots with --include-secrets to compare)");
+            crate::outln!("  config {k}: redacted, not compared (take snapshots with --include-secrets to compare)");
         }
         let json = |v: &Option<Value>| {
             v.as_ref()
@@ -218,7 +223,7 @@ fn print_connectors(diffs: &[ConnectorDiff]) {
                 .unwrap_or_else(|| "(absent)".into())
         };
         for o in &c.offsets {
-            println!(
+            crate::outln!(
                 "  offset {}: {} -> {}",
                 o.partition,
                 json(&o.old),

@@ -80,6 +80,38 @@ async fn json_output_matches_the_published_schemas() {
         .json();
     validate("verify", &verify);
 
+    // The archive commands: diff (two snapshots, and against the live cluster), prune (plan and
+    // execute; the policy keeps everything here), import.
+    for other in [id.as_str(), "--live"] {
+        let diff = ov(&store, &["diff", &id, other, "--all", "--output", "json"])
+            .await
+            .ok()
+            .json();
+        validate("diff", &diff);
+    }
+    for extra in [&[][..], &["--execute"][..]] {
+        let mut prune = vec!["prune", "--keep-last", "100", "--output", "json"];
+        prune.extend_from_slice(extra);
+        validate("prune", &ov(&store, &prune).await.ok().json());
+    }
+    let csv = tempfile::tempdir().unwrap();
+    std::fs::write(csv.path().join("g.csv"), format!("{topic},0,2\n")).unwrap();
+    let imported = ov(
+        &store,
+        &[
+            "import",
+            csv.path().join("g.csv").to_str().unwrap(),
+            "--group",
+            &unique_name("schema-import"),
+            "--output",
+            "json",
+        ],
+    )
+    .await
+    .ok()
+    .json();
+    validate("import", &imported);
+
     let dir = tempfile::tempdir().unwrap();
     let cfg = config_file(
         dir.path(),
