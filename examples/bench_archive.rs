@@ -39,6 +39,7 @@ fn content(rows: usize, moved: i64) -> SnapshotContent {
             group_type: offset_vault::kafka::GroupType::Classic,
             members: vec![],
             connector: None,
+            configs: Default::default(),
             partitions: (0..PER_GROUP.min(rows - g * PER_GROUP))
                 .map(|i| {
                     let offset = 1_000_000 + (g * PER_GROUP + i) as i64;

@@ -27,6 +27,7 @@ pub mod retention;
 pub mod snapshot;
 pub mod store;
 pub mod timeutil;
+pub mod wire;
 
 #[cfg(test)]
 mod hostile_tests;

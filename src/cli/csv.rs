@@ -145,6 +145,7 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> Result<i32> {
                     .map(|d| d.members.iter().map(Member::from).collect())
                     .unwrap_or_default(),
                 connector: None,
+                configs: Default::default(),
                 partitions: rows
                     .into_iter()
                     .map(|r| {

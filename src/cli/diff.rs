@@ -262,6 +262,7 @@ fn placeholder(group: &str) -> GroupSnapshot {
         group_type: crate::kafka::GroupType::Unknown,
         members: vec![],
         connector: None,
+        configs: Default::default(),
         partitions: vec![],
     }
 }

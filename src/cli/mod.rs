@@ -132,6 +132,16 @@ pub struct GlobalArgs {
     #[arg(help_heading = "Connection", long, global = true, default_value = "30s", env = "OFFSET_VAULT_TIMEOUT", value_parser = parse_duration)]
     pub timeout: Duration,
 
+    /// Talk to Kafka through librdkafka only: no direct protocol connection. Offsets are then
+    /// read one group per request, and share groups and group configs cannot be read.
+    #[arg(
+        help_heading = "Connection",
+        long,
+        global = true,
+        env = "OFFSET_VAULT_LIBRDKAFKA_ONLY"
+    )]
+    pub librdkafka_only: bool,
+
     /// More logging on stderr (-v info, -vv debug, -vvv with librdkafka's own logs).
     #[arg(help_heading = "Output", short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -538,6 +548,7 @@ impl GlobalArgs {
             bootstrap,
             properties,
             timeout: self.timeout,
+            direct: !self.librdkafka_only,
         })
     }
 

@@ -36,7 +36,9 @@ pub fn decode_offsets(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::model::{GroupState, GroupType, Member, PartitionOffset, Selection};
+    use crate::snapshot::model::{
+        GroupState, GroupType, Member, PartitionOffset, Selection, FORMAT_VERSION,
+    };
     use chrono::{DateTime, TimeZone, Utc};
     use proptest::prelude::*;
 
@@ -111,6 +113,7 @@ mod tests {
                     vec![]
                 },
                 connector: None,
+                configs: Default::default(),
                 partitions,
             })
     }
@@ -145,6 +148,7 @@ mod tests {
             group_type: GroupType::Classic,
             members: vec![],
             connector: None,
+            configs: Default::default(),
             partitions: vec![],
         }]);
         g[0].partitions.push(PartitionOffset {
@@ -170,7 +174,7 @@ mod tests {
     fn unknown_major_version_is_refused() {
         let json = String::from_utf8(encode_offsets(Format::Json, &meta(), &[]).unwrap())
             .unwrap()
-            .replacen("\"1.1\"", "\"2.0\"", 1);
+            .replacen(&format!("\"{FORMAT_VERSION}\""), "\"2.0\"", 1);
         let err = decode_offsets(Format::Json, "o.json", json.into()).unwrap_err();
         assert!(
             err.to_string().contains("unsupported format_version 2.0"),

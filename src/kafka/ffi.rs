@@ -29,6 +29,9 @@ pub struct GroupListing {
     pub state: GroupState,
     pub group_type: GroupType,
     pub is_simple: bool,
+    /// The group's protocol type (`consumer`, `connect`, ...) where the listing says it; `None`
+    /// from librdkafka's listing, which does not.
+    pub protocol_type: Option<String>,
 }
 
 /// A member of a consumer group.
@@ -59,6 +62,9 @@ pub struct GroupOffset {
     pub offset: i64,
     pub leader_epoch: Option<i32>,
     pub metadata: Option<String>,
+    /// Share groups only: the records at or above the start offset not yet acknowledged, as the
+    /// broker counts them.
+    pub lag: Option<i64>,
 }
 
 /// Which offset of a partition to look up.
@@ -287,6 +293,7 @@ pub fn list_groups<C: ClientContext>(
                     rd::rd_kafka_ConsumerGroupListing_type(g),
                 )),
                 is_simple: rd::rd_kafka_ConsumerGroupListing_is_simple_consumer_group(g) != 0,
+                protocol_type: None,
             })
             .collect())
     }
@@ -427,6 +434,7 @@ pub fn list_group_offsets<C: ClientContext>(
                     offset,
                     leader_epoch,
                     metadata,
+                    lag: None,
                 });
             }
         }

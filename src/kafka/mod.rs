@@ -23,6 +23,7 @@ pub use group::{DescribeError, GroupState, GroupType};
 pub use properties::ClientProperties;
 
 use crate::error::{Error, Result};
+use crate::wire::Cluster;
 
 /// How many group-offset requests run at once.
 const GROUP_CONCURRENCY: usize = 8;
@@ -34,6 +35,9 @@ pub struct KafkaSettings {
     pub properties: ClientProperties,
     /// Bound on each request, and on the first connection.
     pub timeout: Duration,
+    /// Use the direct protocol path (batched offset reads, share groups, group configs) where
+    /// the settings allow it; `false` keeps everything on librdkafka.
+    pub direct: bool,
 }
 
 /// A topic-partition key.
@@ -76,6 +80,9 @@ pub struct KafkaClient {
     inner: Arc<BaseConsumer<RecordingContext>>,
     settings: Arc<KafkaSettings>,
     cluster_id: String,
+    /// The direct protocol path, connected on first use; `None` inside when it is off or
+    /// cannot be used (a notice says why).
+    wire: Arc<tokio::sync::OnceCell<Option<Arc<Cluster>>>>,
 }
 
 impl std::fmt::Debug for KafkaClient {
@@ -174,6 +181,7 @@ impl KafkaClient {
                 inner: Arc::new(consumer),
                 settings: s,
                 cluster_id,
+                wire: Arc::new(tokio::sync::OnceCell::new()),
             })
         })
         .await
@@ -227,14 +235,144 @@ impl KafkaClient {
             .map(|ids| ids.into_iter().collect())
     }
 
+    /// The direct protocol path, if it is on and usable. The first call connects; when the
+    /// settings or the broker do not allow it, a notice says so once and librdkafka does the work.
+    pub async fn wire(&self) -> Option<Arc<Cluster>> {
+        self.wire
+            .get_or_init(|| async {
+                if !self.settings.direct {
+                    return None;
+                }
+                let why = match Cluster::connect(&self.settings).await {
+                    Ok(Ok(c)) => return Some(Arc::new(c)),
+                    Ok(Err(e)) => format!("the direct connection failed: {e}"),
+                    Err(reason) => reason,
+                };
+                crate::noteln!(
+                    "note: {why}; using librdkafka only: group offsets are read one group per request, and share groups and group configs cannot be read"
+                );
+                None
+            })
+            .await
+            .clone()
+    }
+
+    /// The direct path, or an error saying why `what` needs it.
+    pub async fn require_wire(&self, what: &str) -> Result<Arc<Cluster>> {
+        if let Some(c) = self.wire().await {
+            return Ok(c);
+        }
+        let why = if self.settings.direct {
+            "the direct protocol path cannot be used with these client settings (see the note above)"
+        } else {
+            "the direct protocol path is turned off (--librdkafka-only)"
+        };
+        Err(Error::usage(format!(
+            "{what} needs Kafka's own protocol, but {why}"
+        )))
+    }
+
     pub async fn list_groups(&self) -> Result<Vec<GroupListing>> {
+        if let Some(wire) = self.wire().await {
+            return Ok(wire
+                .list_groups()
+                .await?
+                .into_iter()
+                .map(|g| GroupListing {
+                    is_simple: g.protocol_type.is_empty(),
+                    group_id: g.group_id,
+                    state: g.state,
+                    group_type: g.group_type,
+                    protocol_type: Some(g.protocol_type),
+                })
+                .collect());
+        }
         let me = self.clone();
         blocking(move || ffi::list_groups(me.inner.client(), me.timeout())).await
     }
 
+    /// The type of each named group that the cluster lists (with the direct path; without it,
+    /// none is known and every group is taken as a consumer group).
+    pub async fn group_types(&self, groups: &[String]) -> Result<BTreeMap<String, GroupListing>> {
+        if groups.is_empty() || self.wire().await.is_none() {
+            return Ok(BTreeMap::new());
+        }
+        let wanted: BTreeSet<&String> = groups.iter().collect();
+        Ok(self
+            .list_groups()
+            .await?
+            .into_iter()
+            .filter(|g| wanted.contains(&g.group_id))
+            .map(|g| (g.group_id.clone(), g))
+            .collect())
+    }
+
+    /// Describes groups of any type: share groups with ShareGroupDescribe, streams groups from
+    /// the listing (state only), the others with librdkafka.
     pub async fn describe_groups(&self, groups: Vec<String>) -> Result<Vec<GroupDescription>> {
+        let types = self.group_types(&groups).await?;
+        let of = |t: GroupType| -> Vec<String> {
+            groups
+                .iter()
+                .filter(|g| types.get(*g).is_some_and(|l| l.group_type == t))
+                .cloned()
+                .collect()
+        };
+        let (share, streams) = (of(GroupType::Share), of(GroupType::Streams));
+        let rest: Vec<String> = groups
+            .iter()
+            .filter(|g| !share.contains(g) && !streams.contains(g))
+            .cloned()
+            .collect();
         let me = self.clone();
-        blocking(move || ffi::describe_groups(me.inner.client(), &groups, me.timeout())).await
+        let mut out = if rest.is_empty() {
+            Vec::new()
+        } else {
+            blocking(move || ffi::describe_groups(me.inner.client(), &rest, me.timeout())).await?
+        };
+        for g in &streams {
+            let l = &types[g];
+            out.push(GroupDescription {
+                group_id: g.clone(),
+                state: l.state.clone(),
+                group_type: GroupType::Streams,
+                is_simple: false,
+                members: Vec::new(),
+                error: None,
+            });
+        }
+        if !share.is_empty() {
+            let wire = self.require_wire("describing share groups").await?;
+            for (g, d) in wire.describe_share_groups(&share).await {
+                let (state, members) = match d {
+                    Ok(d) => (d.state, d.members),
+                    Err(e) => (GroupState::Unknown(e.to_string()), Vec::new()),
+                };
+                out.push(GroupDescription {
+                    group_id: g,
+                    state,
+                    group_type: GroupType::Share,
+                    is_simple: false,
+                    members,
+                    error: None,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// The configs of groups (Kafka 4.0+ group configs), name to value.
+    pub async fn group_configs(
+        &self,
+        groups: &[String],
+    ) -> Result<BTreeMap<String, BTreeMap<String, String>>> {
+        if groups.is_empty() {
+            return Ok(BTreeMap::new());
+        }
+        self.require_wire("reading group configs")
+            .await?
+            .group_configs(groups)
+            .await
     }
 
     /// Committed offsets of many groups, a bounded number of requests at a time; the first
@@ -250,8 +388,56 @@ impl KafkaClient {
             .collect()
     }
 
-    /// Committed offsets of many groups, each group's answer on its own.
+    /// Committed offsets of many groups, each group's answer on its own. Share groups give
+    /// their start offsets. With the direct path, one request per coordinator carries many
+    /// groups; without it, librdkafka asks one group per request.
     pub async fn group_offsets_each(
+        &self,
+        groups: Vec<String>,
+    ) -> BTreeMap<String, Result<Vec<GroupOffset>>> {
+        let Some(wire) = self.wire().await else {
+            return self.group_offsets_one_by_one(groups).await;
+        };
+        let types = match self.group_types(&groups).await {
+            Ok(t) => t,
+            Err(e) => {
+                let text = e.to_string();
+                return groups
+                    .into_iter()
+                    .map(|g| (g, Err(Error::kafka("ListGroups", text.clone()))))
+                    .collect();
+            }
+        };
+        let (share, rest): (Vec<String>, Vec<String>) = groups.into_iter().partition(|g| {
+            types
+                .get(g)
+                .is_some_and(|l| l.group_type == GroupType::Share)
+        });
+        let n = rest.len() as u64;
+        let (mut out, shares) =
+            futures::join!(wire.offset_fetch(&rest), wire.share_offsets(&share));
+        crate::progress::advance(n);
+        for (g, r) in shares {
+            let offsets = r.map(|offsets| {
+                offsets
+                    .into_iter()
+                    .map(|o| GroupOffset {
+                        topic: o.topic,
+                        partition: o.partition,
+                        offset: o.start_offset,
+                        leader_epoch: o.leader_epoch,
+                        metadata: None,
+                        lag: o.lag,
+                    })
+                    .collect()
+            });
+            crate::progress::advance(1);
+            out.insert(g, offsets);
+        }
+        out
+    }
+
+    async fn group_offsets_one_by_one(
         &self,
         groups: Vec<String>,
     ) -> BTreeMap<String, Result<Vec<GroupOffset>>> {
@@ -353,12 +539,25 @@ impl KafkaClient {
             .collect())
     }
 
-    /// Commits offsets for an empty group. Each partition's answer must be checked by the caller.
+    /// Commits offsets for an empty group (a share group: sets its start offsets). Each
+    /// partition's answer must be checked by the caller.
     pub async fn alter_group_offsets(
         &self,
         group: String,
         offsets: Vec<GroupOffset>,
     ) -> Result<Vec<PartitionAnswer>> {
+        let types = self.group_types(std::slice::from_ref(&group)).await?;
+        if types
+            .get(&group)
+            .is_some_and(|l| l.group_type == GroupType::Share)
+        {
+            let wire = self.require_wire("setting share-group offsets").await?;
+            let targets: Vec<(String, i32, i64)> = offsets
+                .iter()
+                .map(|o| (o.topic.clone(), o.partition, o.offset))
+                .collect();
+            return wire.alter_share_offsets(&group, &targets).await;
+        }
         let me = self.clone();
         blocking(move || {
             ffi::alter_group_offsets(me.inner.client(), &group, &offsets, me.timeout())

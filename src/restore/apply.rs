@@ -290,6 +290,7 @@ async fn commit(
                     offset: p.target?,
                     leader_epoch: p.leader_epoch,
                     metadata: p.metadata.clone(),
+                    lag: None,
                 })
             })
             .collect();

@@ -28,6 +28,7 @@ fn group(id: &str, parts: Vec<PartitionOffset>) -> GroupSnapshot {
         group_type: GroupType::Classic,
         members: vec![],
         connector: None,
+        configs: Default::default(),
         partitions: parts,
     }
 }

@@ -88,20 +88,10 @@ pub fn validate(selection: &Selection, connect_urls: usize) -> Result<Option<Reg
             "connectors were selected but no Kafka Connect URL is set: pass --connect-url http://HOST:8083 or set OFFSET_VAULT_CONNECT_URL",
         ));
     }
-    for t in &selection.group_types {
-        match t {
-            GroupType::Classic | GroupType::Consumer => {}
-            GroupType::Share | GroupType::Streams => {
-                return Err(Error::usage(format!(
-                    "--group-type {t}: {t} groups cannot be captured by this version (their positions need Kafka's {t}-group APIs, which it does not use yet); leave {t} out"
-                )))
-            }
-            GroupType::Unknown => {
-                return Err(Error::usage(
-                    "--group-type takes classic, consumer (comma-separated)",
-                ))
-            }
-        }
+    if selection.group_types.contains(&GroupType::Unknown) {
+        return Err(Error::usage(
+            "--group-type takes classic, consumer, share, streams (comma-separated)",
+        ));
     }
     selection
         .group_pattern
@@ -253,16 +243,32 @@ async fn select_groups(
     selection: &Selection,
     pattern: Option<&Regex>,
     connectors: &[ConnectorSnapshot],
+    warnings: &mut Vec<String>,
 ) -> Result<BTreeMap<String, Option<String>>> {
     let mut groups: BTreeMap<String, Option<String>> = BTreeMap::new();
     if selection.all_groups || pattern.is_some() {
+        let mut workers = Vec::new();
         for g in kafka.list_groups().await? {
             let type_ok =
                 selection.group_types.is_empty() || selection.group_types.contains(&g.group_type);
-            if type_ok && (selection.all_groups || pattern.is_some_and(|p| p.is_match(&g.group_id)))
+            if !(type_ok
+                && (selection.all_groups || pattern.is_some_and(|p| p.is_match(&g.group_id))))
             {
-                groups.insert(g.group_id, None);
+                continue;
             }
+            // Kafka Connect's own worker groups coordinate workers; they hold no offsets.
+            if g.protocol_type.as_deref() == Some("connect") {
+                workers.push(g.group_id);
+                continue;
+            }
+            groups.insert(g.group_id, None);
+        }
+        if !workers.is_empty() {
+            warnings.push(format!(
+                "left out {} Kafka Connect worker group(s) (protocol type connect, not consumer groups): {}; name one with --group to capture it anyway",
+                workers.len(),
+                workers.join(", ")
+            ));
         }
     }
     for g in &selection.groups {
@@ -323,7 +329,14 @@ pub async fn capture(
     }
     connectors.sort_by(|a, b| a.name.cmp(&b.name));
 
-    let wanted = select_groups(kafka, selection, pattern.as_ref(), &connectors).await?;
+    let wanted = select_groups(
+        kafka,
+        selection,
+        pattern.as_ref(),
+        &connectors,
+        &mut warnings,
+    )
+    .await?;
     let ids: Vec<String> = wanted.keys().cloned().collect();
     crate::progress::stage("groups: committed offsets read", ids.len() as u64);
     let (described, mut offsets, metadata) = futures::join!(
@@ -394,7 +407,7 @@ pub async fn capture(
                 metadata: c.metadata.filter(|m| !m.is_empty()),
                 log_start_offset: None,
                 log_end_offset: None,
-                lag: None,
+                lag: c.lag,
                 last_record_timestamp: None,
                 topic_id: None,
             })
@@ -409,6 +422,9 @@ pub async fn capture(
             group_id: group_id.clone(),
             state,
             protocol_type: match desc {
+                Some(d) if matches!(d.group_type, GroupType::Share | GroupType::Streams) => {
+                    d.group_type.to_string()
+                }
                 Some(d) if d.is_simple => String::new(),
                 _ => "consumer".into(),
             },
@@ -417,6 +433,7 @@ pub async fn capture(
                 .map(|d| d.members.iter().map(Member::from).collect())
                 .unwrap_or_default(),
             connector: connector.clone(),
+            configs: Default::default(),
             partitions,
         });
     }
@@ -430,6 +447,27 @@ pub async fn capture(
                 format!(" ({})", warnings.join("; "))
             }
         )));
+    }
+
+    let typed: Vec<String> = groups
+        .iter()
+        .filter(|g| matches!(g.group_type, GroupType::Share | GroupType::Streams))
+        .map(|g| g.group_id.clone())
+        .collect();
+    if !typed.is_empty() {
+        match kafka.group_configs(&typed).await {
+            Ok(mut configs) => {
+                for g in groups.iter_mut() {
+                    if let Some(c) = configs.remove(&g.group_id) {
+                        g.configs = c;
+                    }
+                }
+            }
+            Err(e) => {
+                let part = "the configs of share and streams groups".to_string();
+                gaps.add(format!("{part}: {e}"), unreadable(part.clone(), &e))?;
+            }
+        }
     }
 
     for gap in fill_partition_state(kafka, &mut groups, selection.with_timestamps).await? {
@@ -499,13 +537,20 @@ async fn fill_partition_state(
         .filter(|(_, w)| w.log_start.is_none() || w.log_end.is_none())
         .map(|((t, p), _)| format!("the log range of {t}[{p}]"))
         .collect();
-    for p in groups.iter_mut().flat_map(|g| g.partitions.iter_mut()) {
-        if let Some(w) = marks.get(&(p.topic.clone(), p.partition)) {
-            p.log_start_offset = w.log_start;
-            p.log_end_offset = w.log_end;
-            p.lag = w.log_end.map(|end| (end - p.offset).max(0));
+    for g in groups.iter_mut() {
+        // A share group's lag is the broker's count (acknowledged records above the start
+        // offset are not lag); for the others it is log-end minus the committed offset.
+        let broker_lag = g.group_type == GroupType::Share;
+        for p in g.partitions.iter_mut() {
+            if let Some(w) = marks.get(&(p.topic.clone(), p.partition)) {
+                p.log_start_offset = w.log_start;
+                p.log_end_offset = w.log_end;
+                if !broker_lag || p.lag.is_none() {
+                    p.lag = w.log_end.map(|end| (end - p.offset).max(0));
+                }
+            }
+            p.topic_id = ids.get(&p.topic).cloned();
         }
-        p.topic_id = ids.get(&p.topic).cloned();
     }
     if !with_timestamps {
         return Ok(gaps);

@@ -315,9 +315,10 @@ mod tests {
         m.assign_id();
         let back = Manifest::from_bytes("m", &m.to_bytes()).unwrap();
         assert_eq!(back, m);
-        let text = String::from_utf8(m.to_bytes())
-            .unwrap()
-            .replace("\"format_version\": \"1.1\"", "\"format_version\": \"2.0\"");
+        let text = String::from_utf8(m.to_bytes()).unwrap().replace(
+            &format!("\"format_version\": \"{FORMAT_VERSION}\""),
+            "\"format_version\": \"2.0\"",
+        );
         let err = Manifest::from_bytes("m", text.as_bytes()).unwrap_err();
         assert!(matches!(err, Error::UnsupportedFormat { .. }), "{err}");
         check_format_version("x", "1.7").unwrap();

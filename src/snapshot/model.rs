@@ -10,7 +10,7 @@ pub use crate::kafka::group::{GroupState, GroupType};
 
 /// Version of the snapshot file formats (`MAJOR.MINOR`). A reader accepts any minor version of
 /// the major version it knows: minor versions only add optional fields.
-pub const FORMAT_VERSION: &str = "1.1";
+pub const FORMAT_VERSION: &str = "1.2";
 /// The major version this build reads and writes.
 pub const FORMAT_MAJOR: u32 = 1;
 
@@ -113,13 +113,19 @@ pub struct GroupSnapshot {
     /// `consumer` for groups whose members use the consumer protocol, empty for "simple" groups
     /// that only ever committed offsets.
     pub protocol_type: String,
-    /// `classic` or `consumer` (KIP-848).
+    /// `classic`, `consumer` (KIP-848), `share` (KIP-932) or `streams` (KIP-1071). For a share
+    /// group, each partition's `offset` is its share-partition start offset and `lag` the
+    /// broker's count of records at or above it not yet acknowledged.
     pub group_type: GroupType,
     #[serde(default)]
     pub members: Vec<Member>,
     /// The connector this group belongs to, when it was selected through a connector.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connector: Option<String>,
+    /// The group's configs (share and streams groups: `share.auto.offset.reset`, ...), as
+    /// DescribeConfigs reported them. Absent before format 1.2.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub configs: BTreeMap<String, String>,
     pub partitions: Vec<PartitionOffset>,
 }
 
