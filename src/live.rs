@@ -19,6 +19,9 @@ pub struct LiveGroup {
     pub state: GroupState,
     pub members: Vec<Member>,
     pub offsets: BTreeMap<TopicPartition, i64>,
+    /// Share groups: the broker's lag per partition (records at or above the start offset not
+    /// yet acknowledged).
+    pub share_lag: BTreeMap<TopicPartition, i64>,
 }
 
 /// The live state the plan is computed against.
@@ -101,6 +104,10 @@ pub async fn read(
             LiveGroup {
                 state: d.state,
                 members: d.members.iter().map(Member::from).collect(),
+                share_lag: committed
+                    .iter()
+                    .filter_map(|c| c.lag.map(|l| ((c.topic.clone(), c.partition), l)))
+                    .collect(),
                 offsets: committed
                     .into_iter()
                     .map(|c| ((c.topic, c.partition), c.offset))

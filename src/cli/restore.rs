@@ -356,6 +356,9 @@ pub fn print_plan(plan: &Plan) {
     for p in &plan.problems {
         crate::outln!("  ! {p}");
     }
+    for w in plan.groups.iter().flat_map(|g| &g.warnings) {
+        crate::outln!("  note: {w}");
+    }
 }
 
 fn print_outcome(outcome: &Outcome) {

@@ -123,7 +123,9 @@ impl<'de> Deserialize<'de> for GroupState {
 }
 
 /// The kind of group (KIP-848 and later add kinds besides the classic protocol).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum GroupType {
     Classic,
@@ -131,6 +133,7 @@ pub enum GroupType {
     Share,
     Streams,
     #[serde(other)]
+    #[default]
     Unknown,
 }
 

@@ -12,12 +12,12 @@ use super::connectors::{
     finish_recreated, recreate_connectors, resume_all, stop_connectors, Stopped,
 };
 use super::outcome::{Drift, Outcome, PartitionCheck, Phase, Status};
-use super::plan::{self, Plan};
+use super::plan::{self, Action, Plan};
 use super::review;
 use super::{Prepared, RestoreRequest};
 use crate::connect::{ConnectClient, OffsetsAnswer};
 use crate::error::{exit, Error, Result};
-use crate::kafka::{GroupOffset, KafkaClient};
+use crate::kafka::{GroupOffset, GroupType, KafkaClient};
 use crate::snapshot::{self, CaptureOptions, Selection, SnapshotKind};
 use crate::store::Store;
 
@@ -283,6 +283,9 @@ async fn commit(
             .partitions
             .iter()
             .filter(|p| p.action.commits())
+            // Writing a share group's start offset again wipes the acknowledgements above it,
+            // so an unchanged share partition is left alone.
+            .filter(|p| !(g.group_type == GroupType::Share && p.action == Action::NoChange))
             .filter_map(|p| {
                 Some(GroupOffset {
                     topic: p.topic.clone(),

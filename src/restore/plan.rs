@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::kafka::GroupState;
 use crate::kafka::TopicPartition;
+use crate::kafka::{GroupState, GroupType};
 use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot, Member};
 
 use super::connector_plan::plan_connector;
@@ -126,6 +126,9 @@ pub struct PartitionPlan {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GroupPlan {
     pub group_id: String,
+    /// The group's type in the snapshot.
+    #[serde(default)]
+    pub group_type: GroupType,
     /// The group's state now.
     pub state: GroupState,
     pub members: Vec<Member>,
@@ -134,6 +137,9 @@ pub struct GroupPlan {
     /// Why the group's offsets cannot be changed now.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked: Option<String>,
+    /// What this restore cannot bring back for this group (share and streams groups).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     pub partitions: Vec<PartitionPlan>,
 }
 
@@ -280,6 +286,56 @@ fn plan_partition(
     p
 }
 
+/// A share group keeps acknowledgement state above its start offset, which setting the start
+/// offset wipes: every record at or above the new start offset is delivered again, except the
+/// ones never yet delivered. So what a change re-delivers is the records from the target to
+/// log-end less the broker's current lag (an upper bound when moving forward). Partitions left
+/// as they are keep their acknowledgements.
+fn share_redelivery(partitions: &mut [PartitionPlan], lag: &BTreeMap<TopicPartition, i64>) {
+    for p in partitions.iter_mut() {
+        let changes = matches!(p.action, Action::Reset | Action::Clamped);
+        let (Some(target), Some(end)) = (p.target, p.log_end) else {
+            continue;
+        };
+        if !changes {
+            continue;
+        }
+        let undelivered = lag
+            .get(&(p.topic.clone(), p.partition))
+            .copied()
+            .unwrap_or(0);
+        p.reprocess = ((end - target) - undelivered).max(0);
+    }
+}
+
+/// What a restore of this group cannot bring back, said in the plan.
+fn group_warnings(g: &GroupSnapshot, partitions: &[PartitionPlan]) -> Vec<String> {
+    match g.group_type {
+        GroupType::Share => {
+            let acked_then: i64 = g
+                .partitions
+                .iter()
+                .filter_map(|p| Some((p.log_end_offset? - p.offset - p.lag?).max(0)))
+                .sum();
+            let again: i64 = partitions.iter().map(|p| p.reprocess).sum();
+            vec![format!(
+                "share group {}: only the share-partition start offsets are restored, not the acknowledged, in-flight or delivery-count state of records above them; {again} record(s) at or above the new start offsets that were already acknowledged will be delivered again{}",
+                g.group_id,
+                if acked_then > 0 {
+                    format!(", and the {acked_then} record(s) acknowledged above the start offsets when the snapshot was taken are not acknowledged after the restore")
+                } else {
+                    String::new()
+                }
+            )]
+        }
+        GroupType::Streams => vec![format!(
+            "streams group {}: only the committed offsets of its input topics are restored; its state stores and changelog and repartition topics are not in the snapshot, so a stateful Streams application needs its own state reset (the application reset tool, or kafka-streams-groups --reset-offsets with its internal-topic options), which offset-vault does not do",
+            g.group_id
+        )],
+        _ => Vec::new(),
+    }
+}
+
 fn describe_members(members: &[Member]) -> String {
     let shown: Vec<String> = members
         .iter()
@@ -324,6 +380,7 @@ pub fn build(
                 state: GroupState::Unknown("the coordinator did not describe it".into()),
                 members: Vec::new(),
                 offsets: BTreeMap::new(),
+                share_lag: BTreeMap::new(),
             });
         let mut partitions: Vec<PartitionPlan> = g
             .partitions
@@ -358,6 +415,10 @@ pub fn build(
             }
         }
         partitions.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+        if g.group_type == GroupType::Share {
+            share_redelivery(&mut partitions, &lg.share_lag);
+        }
+        let warnings = group_warnings(g, &partitions);
         let state = lg.state.clone();
         let owned_by_handled = g.connector.as_deref().is_some_and(|c| handled.contains(c));
         let blocked = match state.may_change() {
@@ -404,6 +465,8 @@ pub fn build(
         }
         group_plans.push(GroupPlan {
             group_id: g.group_id.clone(),
+            group_type: g.group_type,
+            warnings,
             state,
             members: lg.members.clone(),
             connector: g.connector.clone(),

@@ -49,6 +49,7 @@ fn live(state: &str, current: &[(i32, i64)]) -> LiveView {
     v.groups.insert(
         "g".into(),
         LiveGroup {
+            share_lag: Default::default(),
             state: GroupState::from_name(state),
             members: if state == "Stable" {
                 vec![Member {
