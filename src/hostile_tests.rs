@@ -232,10 +232,12 @@ fn plan_file_seed() -> Vec<u8> {
         snapshot_id: "20261201T093005.042Z-0123456789abcdef".into(),
         groups: vec![GroupPlan {
             group_id: "connect-orders-sink".into(),
+            group_type: Default::default(),
             state: GroupState::Empty,
             members: vec![],
             connector: Some("orders-sink".into()),
             blocked: None,
+            warnings: vec![],
             partitions: vec![partition],
         }],
         connectors: vec![],

@@ -537,3 +537,43 @@ fn a_deleted_connector_is_recreated_only_with_every_redacted_secret() {
         }
     }
 }
+
+#[test]
+fn a_share_group_plan_counts_redelivery_from_log_end_and_the_brokers_lag() {
+    // Snapshot: start 40 on both partitions, log-end 100, lag 10 (50 acknowledged above 40).
+    let mut parts = vec![target("t", 0, 40), target("t", 1, 40)];
+    for p in &mut parts {
+        p.log_end_offset = Some(100);
+        p.lag = Some(10);
+    }
+    let mut g = group("g", parts);
+    g.group_type = GroupType::Share;
+    // Now: partition 0 moved to 90 with 4 not yet acknowledged; partition 1 unchanged at 40.
+    let mut v = live("Empty", &[(0, 90), (1, 40)]);
+    let lg = v.groups.get_mut("g").unwrap();
+    lg.share_lag = [(("t".to_string(), 0), 4), (("t".to_string(), 1), 10)].into();
+    let plan = build("S", &[g.clone()], &[], &v, &PlanOptions::default());
+    let gp = &plan.groups[0];
+    assert_eq!(gp.group_type, GroupType::Share);
+    // (100 - 40) - 4: everything from 40 up is delivered again except the 4 never acknowledged.
+    assert_eq!(gp.partitions[0].reprocess, 56);
+    // Unchanged: not written, so its acknowledgements stay and nothing is delivered again.
+    assert_eq!(gp.partitions[1].action, Action::NoChange);
+    assert_eq!(gp.partitions[1].reprocess, 0);
+    assert_eq!(plan.summary.reprocess, 56);
+    let w = gp.warnings.join(" ");
+    assert!(w.contains("56 record(s)"), "{w}");
+    assert!(w.contains("the 100 record(s) acknowledged above the start offsets"), "{w}");
+
+    // A classic group with the same numbers counts only the move back, and has no warning.
+    g.group_type = GroupType::Classic;
+    let plan = build("S", &[g.clone()], &[], &v, &PlanOptions::default());
+    assert_eq!(plan.groups[0].partitions[0].reprocess, 50);
+    assert!(plan.groups[0].warnings.is_empty());
+
+    // A streams group: offsets as for consumers, and a warning about its state.
+    g.group_type = GroupType::Streams;
+    let plan = build("S", &[g], &[], &v, &PlanOptions::default());
+    assert_eq!(plan.groups[0].partitions[0].reprocess, 50);
+    assert!(plan.groups[0].warnings[0].contains("state stores"));
+}

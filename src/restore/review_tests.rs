@@ -30,10 +30,12 @@ fn plan(parts: Vec<PartitionPlan>) -> Plan {
         snapshot_id: "S".into(),
         groups: vec![GroupPlan {
             group_id: "g".into(),
+            group_type: Default::default(),
             state: GroupState::Empty,
             members: vec![],
             connector: None,
             blocked: None,
+            warnings: vec![],
             partitions: parts,
         }],
         connectors: vec![],
