@@ -477,6 +477,9 @@ pub struct RestoreArgs {
     /// still commits for the groups (0 turns it off).
     #[arg(help_heading = "Safety", long, default_value = "3s", value_parser = parse_duration)]
     pub settle: Duration,
+    /// How many groups' offset commits are in flight at once (each commit carries one group).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub commit_concurrency: u16,
 }
 
 /// Parses repeatable `KEY=VALUE` tags.

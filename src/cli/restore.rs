@@ -56,6 +56,7 @@ fn request(args: &RestoreArgs, reviewed: Option<PlanFile>) -> Result<RestoreRequ
             undo: !args.no_undo,
             wait_timeout: args.wait_timeout,
             settle: args.settle,
+            commit_concurrency: args.commit_concurrency.into(),
             reviewed: Some(file),
             connector_config: Default::default(),
         });
@@ -110,6 +111,7 @@ fn request(args: &RestoreArgs, reviewed: Option<PlanFile>) -> Result<RestoreRequ
         undo: !args.no_undo,
         wait_timeout: args.wait_timeout,
         settle: args.settle,
+        commit_concurrency: args.commit_concurrency.into(),
         reviewed: None,
         connector_config: overrides,
     })

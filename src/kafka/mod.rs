@@ -547,10 +547,21 @@ impl KafkaClient {
         offsets: Vec<GroupOffset>,
     ) -> Result<Vec<PartitionAnswer>> {
         let types = self.group_types(std::slice::from_ref(&group)).await?;
-        if types
+        let group_type = types
             .get(&group)
-            .is_some_and(|l| l.group_type == GroupType::Share)
-        {
+            .map_or(GroupType::Unknown, |l| l.group_type);
+        self.alter_group_offsets_of(group, group_type, offsets)
+            .await
+    }
+
+    /// [`Self::alter_group_offsets`] for a group whose type is known (no listing needed).
+    pub async fn alter_group_offsets_of(
+        &self,
+        group: String,
+        group_type: GroupType,
+        offsets: Vec<GroupOffset>,
+    ) -> Result<Vec<PartitionAnswer>> {
+        if group_type == GroupType::Share {
             let wire = self.require_wire("setting share-group offsets").await?;
             let targets: Vec<(String, i32, i64)> = offsets
                 .iter()

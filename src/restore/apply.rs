@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use futures::stream::{self, StreamExt};
 use serde_json::Value;
 
 use super::connectors::{
@@ -206,7 +207,13 @@ async fn run(
         tracing::warn!("--no-undo: no undo snapshot is taken; the current offsets are not saved");
     }
 
-    let failures = commit(kafka, &prepared.connect_by_name, &out.plan).await;
+    let failures = commit(
+        kafka,
+        &prepared.connect_by_name,
+        &out.plan,
+        req.commit_concurrency,
+    )
+    .await;
     out.status = Status::Applied;
     out.phase = Phase::Applied;
     if !failures.is_empty() {
@@ -272,49 +279,51 @@ async fn replan(
 }
 
 /// Commits every group's targets and sets source connectors' offsets; returns what failed.
+/// An offset commit carries one group, so up to `concurrency` groups' commits are in flight at
+/// once; every group is attempted whatever happens to the others.
 async fn commit(
     kafka: &KafkaClient,
     clients: &BTreeMap<String, ConnectClient>,
     plan: &Plan,
+    concurrency: usize,
 ) -> Vec<String> {
-    let mut failures = Vec::new();
-    for g in &plan.groups {
-        let offsets: Vec<GroupOffset> = g
-            .partitions
-            .iter()
-            .filter(|p| p.action.commits())
-            // Writing a share group's start offset again wipes the acknowledgements above it,
-            // so an unchanged share partition is left alone.
-            .filter(|p| !(g.group_type == GroupType::Share && p.action == Action::NoChange))
-            .filter_map(|p| {
-                Some(GroupOffset {
-                    topic: p.topic.clone(),
-                    partition: p.partition,
-                    offset: p.target?,
-                    leader_epoch: p.leader_epoch,
-                    metadata: p.metadata.clone(),
-                    lag: None,
-                })
-            })
-            .collect();
-        if offsets.is_empty() {
-            continue;
-        }
-        tracing::info!(
-            "committing {} offset(s) for group {}",
-            offsets.len(),
-            g.group_id
-        );
-        match kafka.alter_group_offsets(g.group_id.clone(), offsets).await {
-            Ok(answers) => failures.extend(answers.into_iter().filter_map(|a| {
-                a.result
-                    .err()
-                    .map(|e| format!("{} {}[{}]: {e}", g.group_id, a.topic, a.partition))
-            })),
-            Err(e) => failures.push(format!("group {}: {e}", g.group_id)),
-        }
-        crate::failpoint::hit("restore-after-group-commit");
-    }
+    let work: Vec<(&plan::GroupPlan, Vec<GroupOffset>)> = plan
+        .groups
+        .iter()
+        .map(|g| (g, group_targets(g)))
+        .filter(|(_, offsets)| !offsets.is_empty())
+        .collect();
+    let mut failures: Vec<String> = stream::iter(work)
+        .map(|(g, offsets)| async move {
+            tracing::info!(
+                "committing {} offset(s) for group {}",
+                offsets.len(),
+                g.group_id
+            );
+            let failed: Vec<String> = match kafka
+                .alter_group_offsets_of(g.group_id.clone(), g.group_type, offsets)
+                .await
+            {
+                Ok(answers) => answers
+                    .into_iter()
+                    .filter_map(|a| {
+                        a.result
+                            .err()
+                            .map(|e| format!("{} {}[{}]: {e}", g.group_id, a.topic, a.partition))
+                    })
+                    .collect(),
+                Err(e) => vec![format!("group {}: {e}", g.group_id)],
+            };
+            crate::failpoint::hit("restore-after-group-commit");
+            failed
+        })
+        .buffer_unordered(concurrency.max(1))
+        .collect::<Vec<_>>()
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+    failures.sort();
     for c in plan.connectors.iter().filter(|c| c.method == "rest") {
         let Some(client) = clients.get(&c.name) else {
             failures.push(format!("connector {}: no Connect client", c.name));
@@ -330,6 +339,27 @@ async fn commit(
         }
     }
     failures
+}
+
+/// The offsets a group's plan commits.
+fn group_targets(g: &plan::GroupPlan) -> Vec<GroupOffset> {
+    g.partitions
+        .iter()
+        .filter(|p| p.action.commits())
+        // Writing a share group's start offset again wipes the acknowledgements above it,
+        // so an unchanged share partition is left alone.
+        .filter(|p| !(g.group_type == GroupType::Share && p.action == Action::NoChange))
+        .filter_map(|p| {
+            Some(GroupOffset {
+                topic: p.topic.clone(),
+                partition: p.partition,
+                offset: p.target?,
+                leader_epoch: p.leader_epoch,
+                metadata: p.metadata.clone(),
+                lag: None,
+            })
+        })
+        .collect()
 }
 
 async fn take_undo(

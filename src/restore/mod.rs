@@ -43,6 +43,8 @@ pub struct RestoreRequest {
     /// After the read-back, wait this long and read again to catch offsets that move
     /// (zero: no second read).
     pub settle: Duration,
+    /// How many groups' commits are in flight at once.
+    pub commit_concurrency: usize,
     /// A reviewed plan to apply (`--from-plan`).
     pub reviewed: Option<review::PlanFile>,
     /// Config values that replace the snapshot's when a connector is created again

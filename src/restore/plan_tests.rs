@@ -563,7 +563,10 @@ fn a_share_group_plan_counts_redelivery_from_log_end_and_the_brokers_lag() {
     assert_eq!(plan.summary.reprocess, 56);
     let w = gp.warnings.join(" ");
     assert!(w.contains("56 record(s)"), "{w}");
-    assert!(w.contains("the 100 record(s) acknowledged above the start offsets"), "{w}");
+    assert!(
+        w.contains("the 100 record(s) acknowledged above the start offsets"),
+        "{w}"
+    );
 
     // A classic group with the same numbers counts only the move back, and has no warning.
     g.group_type = GroupType::Classic;

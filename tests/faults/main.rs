@@ -127,6 +127,9 @@ async fn broker_killed_while_committing_a_multi_group_restore() {
             "--execute",
             "--settle",
             "0s",
+            // One group at a time, so the broker dies between the first commit and the rest.
+            "--commit-concurrency",
+            "1",
             "--output",
             "json",
         ],
