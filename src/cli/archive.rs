@@ -111,7 +111,8 @@ pub struct PruneArgs {
 pub struct ExportArgs {
     /// Snapshot id, or a unique prefix of one.
     pub id: String,
-    /// Only this group (repeatable). Default: every group of the snapshot.
+    /// Only this group (repeatable). Default: every group of the snapshot except share groups
+    /// (whose start offsets are not consumer offsets); name a share group to export it.
     #[arg(long = "group", value_name = "GROUP")]
     pub groups: Vec<String>,
     /// Write to this file instead of standard output.

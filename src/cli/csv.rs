@@ -39,12 +39,22 @@ pub async fn export(cli: &Cli, args: &ExportArgs) -> Result<i32> {
             });
         }
     }
-    let groups: Vec<&GroupSnapshot> = content
+    // kafka-consumer-groups --from-file commits consumer offsets; a share group's start offsets
+    // in the same file would be taken for those. They are exported only when named.
+    let (share, groups): (Vec<&GroupSnapshot>, Vec<&GroupSnapshot>) = content
         .groups
         .iter()
         .filter(|g| args.groups.is_empty() || args.groups.contains(&g.group_id))
         .filter(|g| !g.partitions.is_empty())
-        .collect();
+        .partition(|g| {
+            g.group_type == crate::kafka::GroupType::Share && !args.groups.contains(&g.group_id)
+        });
+    if !share.is_empty() {
+        crate::noteln!(
+            "note: left out share group(s) {}: their share-partition start offsets are not consumer offsets for kafka-consumer-groups --from-file; name one with --group to export it anyway",
+            share.iter().map(|g| g.group_id.as_str()).collect::<Vec<_>>().join(", ")
+        );
+    }
     if groups.is_empty() {
         return Err(Error::usage(format!(
             "snapshot {} has no committed offsets for the selected groups: nothing to export",

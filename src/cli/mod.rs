@@ -309,8 +309,9 @@ pub struct SelectArgs {
     /// Only these topics (repeatable).
     #[arg(help_heading = "Selection", long = "topic", value_name = "TOPIC")]
     pub topics: Vec<String>,
-    /// With --all-groups or --group-pattern, only groups of these types (classic, consumer;
-    /// comma-separated). Default: every type this version captures.
+    /// With --all-groups or --group-pattern, only groups of these types (classic, consumer,
+    /// share, streams; comma-separated). Default: every type. Kafka Connect's worker groups
+    /// are left out of --all-groups and patterns; name one with --group to capture it.
     #[arg(
         help_heading = "Selection",
         long,

@@ -307,52 +307,50 @@ impl KafkaClient {
             .collect())
     }
 
-    /// Describes groups of any type: share groups with ShareGroupDescribe, streams groups from
-    /// the listing (state only), the others with librdkafka.
+    /// Describes groups of any type. With the direct path: batched per coordinator, each type
+    /// with its own request (streams groups from the listing, state only). Without it: librdkafka.
     pub async fn describe_groups(&self, groups: Vec<String>) -> Result<Vec<GroupDescription>> {
+        let Some(wire) = self.wire().await else {
+            let me = self.clone();
+            return blocking(move || {
+                ffi::describe_groups(me.inner.client(), &groups, me.timeout())
+            })
+            .await;
+        };
         let types = self.group_types(&groups).await?;
-        let of = |t: GroupType| -> Vec<String> {
-            groups
-                .iter()
-                .filter(|g| types.get(*g).is_some_and(|l| l.group_type == t))
-                .cloned()
-                .collect()
-        };
-        let (share, streams) = (of(GroupType::Share), of(GroupType::Streams));
-        let rest: Vec<String> = groups
-            .iter()
-            .filter(|g| !share.contains(g) && !streams.contains(g))
-            .cloned()
-            .collect();
-        let me = self.clone();
-        let mut out = if rest.is_empty() {
-            Vec::new()
-        } else {
-            blocking(move || ffi::describe_groups(me.inner.client(), &rest, me.timeout())).await?
-        };
-        for g in &streams {
-            let l = &types[g];
-            out.push(GroupDescription {
-                group_id: g.clone(),
-                state: l.state.clone(),
-                group_type: GroupType::Streams,
-                is_simple: false,
-                members: Vec::new(),
-                error: None,
-            });
+        let mut by_type: BTreeMap<GroupType, Vec<String>> = BTreeMap::new();
+        for g in &groups {
+            let t = match types.get(g).map(|l| l.group_type) {
+                Some(t @ (GroupType::Share | GroupType::Consumer | GroupType::Streams)) => t,
+                _ => GroupType::Classic,
+            };
+            by_type.entry(t).or_default().push(g.clone());
         }
-        if !share.is_empty() {
-            let wire = self.require_wire("describing share groups").await?;
-            for (g, d) in wire.describe_share_groups(&share).await {
-                let (state, members) = match d {
-                    Ok(d) => (d.state, d.members),
-                    Err(e) => (GroupState::Unknown(e.to_string()), Vec::new()),
+        let mut out = Vec::new();
+        for (t, ids) in by_type {
+            if t == GroupType::Streams {
+                out.extend(ids.iter().map(|g| GroupDescription {
+                    group_id: g.clone(),
+                    state: types[g].state.clone(),
+                    group_type: t,
+                    is_simple: false,
+                    members: Vec::new(),
+                    error: None,
+                }));
+                continue;
+            }
+            for (g, d) in wire.describe(&ids, t).await {
+                let (state, members, is_simple) = match d {
+                    Ok(d) => (d.state, d.members, d.protocol_type.is_empty()),
+                    Err(e) => (GroupState::Unknown(e.to_string()), Vec::new(), false),
                 };
+                // A classic group that does not exist is described as Dead with no type.
+                let group_type = types.get(&g).map_or(t, |l| l.group_type);
                 out.push(GroupDescription {
                     group_id: g,
                     state,
-                    group_type: GroupType::Share,
-                    is_simple: false,
+                    group_type,
+                    is_simple,
                     members,
                     error: None,
                 });

@@ -10,8 +10,9 @@ use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestGroup;
 use kafka_protocol::messages::{
     alter_share_group_offsets_request as alter, describe_configs_request as dc,
     describe_share_group_offsets_request as dsgo, AlterShareGroupOffsetsRequest, ApiKey,
-    DescribeConfigsRequest, DescribeShareGroupOffsetsRequest, GroupId, ListGroupsRequest,
-    OffsetFetchRequest, ShareGroupDescribeRequest, TopicName,
+    ConsumerGroupDescribeRequest, DescribeConfigsRequest, DescribeGroupsRequest,
+    DescribeShareGroupOffsetsRequest, GroupId, ListGroupsRequest, OffsetFetchRequest,
+    ShareGroupDescribeRequest, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 
@@ -49,11 +50,47 @@ pub struct ShareOffset {
     pub lag: Option<i64>,
 }
 
-/// A described share group.
+/// A described group.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShareDescription {
+pub struct Described {
     pub state: GroupState,
+    /// `consumer`, `connect`, `share`, ...; empty for a group that only ever committed offsets.
+    pub protocol_type: String,
     pub members: Vec<GroupMember>,
+}
+
+/// Marks an answer from a broker that no longer coordinates the group (asked again elsewhere).
+const MOVED: &str = "coordinator moved";
+
+fn group_error(api: &'static str, code: i16, group: &str, message: Option<&str>) -> Error {
+    if matches!(
+        code,
+        code::NOT_COORDINATOR
+            | code::COORDINATOR_LOAD_IN_PROGRESS
+            | code::COORDINATOR_NOT_AVAILABLE
+    ) {
+        return Error::kafka(
+            api,
+            format!("group {group}: {MOVED} ({})", super::code_name(code)),
+        );
+    }
+    broker_error(api, code, &format!("group {group}"), message)
+}
+
+fn member(member_id: StrBytes, client_id: StrBytes, host: StrBytes) -> GroupMember {
+    GroupMember {
+        member_id: member_id.to_string(),
+        client_id: client_id.to_string(),
+        host: host.to_string(),
+    }
+}
+
+fn described(state: &StrBytes, protocol_type: &str, members: Vec<GroupMember>) -> Described {
+    Described {
+        state: GroupState::from_name(state.as_str()),
+        protocol_type: protocol_type.to_string(),
+        members,
+    }
 }
 
 fn sb(s: &str) -> StrBytes {
@@ -114,77 +151,117 @@ impl Cluster {
         Ok(all)
     }
 
+    /// Runs `op` for batches of groups, one batch per coordinator per [`GROUPS_PER_REQUEST`]
+    /// groups, a bounded number at a time. Each group's answer stands on its own: a batch that
+    /// fails fails each of its groups with the reason, a group the answer leaves out is an error,
+    /// and groups whose coordinator moved meanwhile are asked once more.
+    async fn per_coordinator<T, F, Fut>(
+        &self,
+        groups: &[String],
+        api: &'static str,
+        op: F,
+    ) -> BTreeMap<String, Result<T>>
+    where
+        F: Fn(i32, Vec<String>) -> Fut + Copy,
+        Fut: std::future::Future<Output = Result<Vec<(String, Result<T>)>>>,
+    {
+        let mut out = BTreeMap::new();
+        let mut wanted = groups.to_vec();
+        for round in 0..2 {
+            let (by, failed) = self.by_coordinator(&wanted).await;
+            out.extend(failed.into_iter().map(|(g, e)| (g, Err(e))));
+            let batches: Vec<(i32, Vec<String>)> = by
+                .into_iter()
+                .flat_map(|(node, gs)| {
+                    gs.chunks(GROUPS_PER_REQUEST)
+                        .map(|c| (node, c.to_vec()))
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            let answers: Vec<Vec<(String, Result<T>)>> = stream::iter(batches)
+                .map(|(node, batch)| async move {
+                    match op(node, batch.clone()).await {
+                        Ok(mut answers) => {
+                            for g in &batch {
+                                if !answers.iter().any(|(id, _)| id == g) {
+                                    let e = Error::kafka(
+                                        api,
+                                        format!("group {g}: not in the broker's answer"),
+                                    );
+                                    answers.push((g.clone(), Err(e)));
+                                }
+                            }
+                            answers
+                        }
+                        Err(e) => {
+                            let access = matches!(e, Error::AccessDenied { .. });
+                            let text = e.to_string();
+                            batch
+                                .iter()
+                                .map(|g| {
+                                    let e = if access {
+                                        broker_error(
+                                            api,
+                                            code::GROUP_AUTHORIZATION_FAILED,
+                                            &format!("group {g}"),
+                                            Some(&text),
+                                        )
+                                    } else {
+                                        Error::kafka(api, format!("group {g}: {text}"))
+                                    };
+                                    (g.clone(), Err(e))
+                                })
+                                .collect()
+                        }
+                    }
+                })
+                .buffer_unordered(CONCURRENCY)
+                .collect()
+                .await;
+            wanted.clear();
+            for (g, r) in answers.into_iter().flatten() {
+                match r {
+                    Err(Error::Kafka { ref detail, .. })
+                        if round == 0 && detail.contains(MOVED) =>
+                    {
+                        wanted.push(g)
+                    }
+                    r => {
+                        out.insert(g, r);
+                    }
+                }
+            }
+            if wanted.is_empty() {
+                break;
+            }
+        }
+        out
+    }
+
     /// Committed offsets of many groups: one OffsetFetch (v8+) per coordinator per
     /// [`GROUPS_PER_REQUEST`] groups. Each group's answer stands on its own.
     pub async fn offset_fetch(
         &self,
         groups: &[String],
     ) -> BTreeMap<String, Result<Vec<GroupOffset>>> {
-        let (by, failed) = self.by_coordinator(groups).await;
-        let mut out: BTreeMap<String, Result<Vec<GroupOffset>>> =
-            failed.into_iter().map(|(g, e)| (g, Err(e))).collect();
-        let batches: Vec<(i32, Vec<String>)> = by
-            .into_iter()
-            .flat_map(|(node, gs)| {
-                gs.chunks(GROUPS_PER_REQUEST)
-                    .map(|c| (node, c.to_vec()))
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        let answers: Vec<Vec<(String, Result<Vec<GroupOffset>>)>> = stream::iter(batches)
-            .map(|(node, batch)| async move { self.offset_fetch_batch(node, batch).await })
-            .buffer_unordered(CONCURRENCY)
-            .collect()
-            .await;
-        let mut moved = Vec::new();
-        for (g, r) in answers.into_iter().flatten() {
-            match r {
-                Err(Error::Kafka { detail, .. }) if detail.contains("NotCoordinator") => {
-                    moved.push(g)
-                }
-                r => {
-                    out.insert(g, r);
-                }
-            }
-        }
-        // A coordinator moved between the lookup and the fetch: one more round for those.
-        if !moved.is_empty() {
-            let again = Box::pin(self.offset_fetch(&moved)).await;
-            out.extend(again);
-        }
-        out
+        self.per_coordinator(groups, "OffsetFetch", |node, batch| {
+            self.offset_fetch_batch(node, batch)
+        })
+        .await
     }
 
     async fn offset_fetch_batch(
         &self,
         node: i32,
         batch: Vec<String>,
-    ) -> Vec<(String, Result<Vec<GroupOffset>>)> {
-        let fail = |e: Error| -> Vec<(String, Result<Vec<GroupOffset>>)> {
-            let text = e.to_string();
-            batch
-                .iter()
-                .map(|g| {
-                    (
-                        g.clone(),
-                        Err(Error::kafka("OffsetFetch", format!("group {g}: {text}"))),
-                    )
-                })
-                .collect()
-        };
-        let conn = match self.broker(node).await {
-            Ok(c) => c,
-            Err(e) => return fail(e),
-        };
-        let v = match conn.require_version(
+    ) -> Result<Vec<(String, Result<Vec<GroupOffset>>)>> {
+        let conn = self.broker(node).await?;
+        let v = conn.require_version(
             ApiKey::OffsetFetch as i16,
             8,
             9,
             "reading many groups' offsets at once",
-        ) {
-            Ok(v) => v,
-            Err(e) => return fail(e),
-        };
+        )?;
         let req = OffsetFetchRequest::default().with_groups(
             batch
                 .iter()
@@ -200,22 +277,17 @@ impl Cluster {
             Ok(r) => r,
             Err(e) => {
                 self.drop_conn(conn.addr()).await;
-                return fail(e);
+                return Err(e);
             }
         };
         let mut out = Vec::new();
         for g in resp.groups {
             let id = g.group_id.0.to_string();
             if g.error_code != code::NONE {
-                let e = if matches!(
-                    g.error_code,
-                    code::NOT_COORDINATOR | code::COORDINATOR_LOAD_IN_PROGRESS
-                ) {
-                    Error::kafka("OffsetFetch", format!("group {id}: NotCoordinator"))
-                } else {
-                    broker_error("OffsetFetch", g.error_code, &format!("group {id}"), None)
-                };
-                out.push((id, Err(e)));
+                out.push((
+                    id.clone(),
+                    Err(group_error("OffsetFetch", g.error_code, &id, None)),
+                ));
                 continue;
             }
             let mut offsets = Vec::new();
@@ -245,19 +317,7 @@ impl Cluster {
             offsets.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
             out.push((id, error.map_or(Ok(offsets), Err)));
         }
-        // A group the answer left out is an answer too: say so rather than drop it.
-        for g in &batch {
-            if !out.iter().any(|(id, _)| id == g) {
-                out.push((
-                    g.clone(),
-                    Err(Error::kafka(
-                        "OffsetFetch",
-                        format!("group {g}: not in the broker's answer"),
-                    )),
-                ));
-            }
-        }
-        out
+        Ok(out)
     }
 
     /// Share-partition start offsets (and lag) of share groups, per coordinator in batches.
@@ -265,51 +325,12 @@ impl Cluster {
         &self,
         groups: &[String],
     ) -> BTreeMap<String, Result<Vec<ShareOffset>>> {
-        let (by, failed) = self.by_coordinator(groups).await;
-        let mut out: BTreeMap<String, Result<Vec<ShareOffset>>> =
-            failed.into_iter().map(|(g, e)| (g, Err(e))).collect();
-        let batches: Vec<(i32, Vec<String>)> = by
-            .into_iter()
-            .flat_map(|(node, gs)| {
-                gs.chunks(GROUPS_PER_REQUEST)
-                    .map(|c| (node, c.to_vec()))
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        let answers: Vec<Vec<(String, Result<Vec<ShareOffset>>)>> = stream::iter(batches)
-            .map(|(node, batch)| async move {
-                match self.share_offsets_batch(node, &batch).await {
-                    Ok(r) => r,
-                    Err(e) => {
-                        let text = e.to_string();
-                        let access = matches!(e, Error::AccessDenied { .. });
-                        batch
-                            .iter()
-                            .map(|g| {
-                                let e = if access {
-                                    broker_error(
-                                        "DescribeShareGroupOffsets",
-                                        code::GROUP_AUTHORIZATION_FAILED,
-                                        &format!("group {g}"),
-                                        Some(&text),
-                                    )
-                                } else {
-                                    Error::kafka(
-                                        "DescribeShareGroupOffsets",
-                                        format!("group {g}: {text}"),
-                                    )
-                                };
-                                (g.clone(), Err(e))
-                            })
-                            .collect()
-                    }
-                }
-            })
-            .buffer_unordered(CONCURRENCY)
-            .collect()
-            .await;
-        out.extend(answers.into_iter().flatten());
-        out
+        self.per_coordinator(
+            groups,
+            "DescribeShareGroupOffsets",
+            |node, batch| async move { self.share_offsets_batch(node, &batch).await },
+        )
+        .await
     }
 
     async fn share_offsets_batch(
@@ -467,87 +488,120 @@ impl Cluster {
         Ok(answers)
     }
 
-    /// State and members of share groups (ShareGroupDescribe), per coordinator.
-    pub async fn describe_share_groups(
+    /// State, members and protocol type of groups, per coordinator in batches: classic groups
+    /// with DescribeGroups, consumer groups with ConsumerGroupDescribe, share groups with
+    /// ShareGroupDescribe.
+    pub async fn describe(
         &self,
         groups: &[String],
-    ) -> BTreeMap<String, Result<ShareDescription>> {
-        let (by, failed) = self.by_coordinator(groups).await;
-        let mut out: BTreeMap<String, Result<ShareDescription>> =
-            failed.into_iter().map(|(g, e)| (g, Err(e))).collect();
-        let answers: Vec<Vec<(String, Result<ShareDescription>)>> = stream::iter(by)
-            .map(|(node, batch)| async move {
-                let r = async {
-                    let conn = self.broker(node).await?;
+        group_type: GroupType,
+    ) -> BTreeMap<String, Result<Described>> {
+        self.per_coordinator(groups, "describe groups", |node, batch| async move {
+            let conn = self.broker(node).await?;
+            let ids: Vec<GroupId> = batch.iter().map(|g| GroupId(sb(g))).collect();
+            let described: Vec<(String, i16, Option<StrBytes>, Described)> = match group_type {
+                GroupType::Share => {
                     let v = conn.require_version(
                         ApiKey::ShareGroupDescribe as i16,
                         1,
                         1,
                         "describing share groups",
                     )?;
-                    let req = ShareGroupDescribeRequest::default()
-                        .with_group_ids(batch.iter().map(|g| GroupId(sb(g))).collect());
-                    conn.call(&req, v).await
-                }
-                .await;
-                match r {
-                    Err(e) => {
-                        let text = e.to_string();
-                        batch
-                            .iter()
-                            .map(|g| {
-                                (
-                                    g.clone(),
-                                    Err(Error::kafka(
-                                        "ShareGroupDescribe",
-                                        format!("share group {g}: {text}"),
-                                    )),
-                                )
-                            })
-                            .collect()
-                    }
-                    Ok(resp) => resp
-                        .groups
+                    let resp = conn
+                        .call(&ShareGroupDescribeRequest::default().with_group_ids(ids), v)
+                        .await?;
+                    resp.groups
                         .into_iter()
                         .map(|d| {
-                            let id = d.group_id.0.to_string();
-                            let r = match d.error_code {
-                                code::NONE => Ok(ShareDescription {
-                                    state: GroupState::from_name(d.group_state.as_str()),
-                                    members: d
-                                        .members
-                                        .into_iter()
-                                        .map(|m| GroupMember {
-                                            member_id: m.member_id.to_string(),
-                                            client_id: m.client_id.to_string(),
-                                            host: m.client_host.to_string(),
-                                        })
-                                        .collect(),
-                                }),
-                                code::GROUP_ID_NOT_FOUND => Ok(ShareDescription {
-                                    state: GroupState::NotFound,
-                                    members: Vec::new(),
-                                }),
-                                c => {
-                                    let msg = d.error_message.map(|m| m.to_string());
-                                    Err(broker_error(
-                                        "ShareGroupDescribe",
-                                        c,
-                                        &format!("share group {id}"),
-                                        msg.as_deref(),
-                                    ))
-                                }
-                            };
-                            (id, r)
+                            let members = d
+                                .members
+                                .into_iter()
+                                .map(|m| member(m.member_id, m.client_id, m.client_host))
+                                .collect();
+                            (
+                                d.group_id.0.to_string(),
+                                d.error_code,
+                                d.error_message,
+                                described(&d.group_state, "share", members),
+                            )
                         })
-                        .collect(),
+                        .collect()
                 }
-            })
-            .buffer_unordered(CONCURRENCY)
-            .collect()
-            .await;
-        out.extend(answers.into_iter().flatten());
-        out
+                GroupType::Consumer => {
+                    let v = conn.require_version(
+                        ApiKey::ConsumerGroupDescribe as i16,
+                        0,
+                        1,
+                        "describing consumer groups",
+                    )?;
+                    let resp = conn
+                        .call(
+                            &ConsumerGroupDescribeRequest::default().with_group_ids(ids),
+                            v,
+                        )
+                        .await?;
+                    resp.groups
+                        .into_iter()
+                        .map(|d| {
+                            let members = d
+                                .members
+                                .into_iter()
+                                .map(|m| member(m.member_id, m.client_id, m.client_host))
+                                .collect();
+                            (
+                                d.group_id.0.to_string(),
+                                d.error_code,
+                                d.error_message,
+                                described(&d.group_state, "consumer", members),
+                            )
+                        })
+                        .collect()
+                }
+                _ => {
+                    let v = conn.require_version(
+                        ApiKey::DescribeGroups as i16,
+                        0,
+                        5,
+                        "describing groups",
+                    )?;
+                    let resp = conn
+                        .call(&DescribeGroupsRequest::default().with_groups(ids), v)
+                        .await?;
+                    resp.groups
+                        .into_iter()
+                        .map(|d| {
+                            let members = d
+                                .members
+                                .into_iter()
+                                .map(|m| member(m.member_id, m.client_id, m.client_host))
+                                .collect();
+                            (
+                                d.group_id.0.to_string(),
+                                d.error_code,
+                                d.error_message,
+                                described(&d.group_state, d.protocol_type.as_str(), members),
+                            )
+                        })
+                        .collect()
+                }
+            };
+            Ok(described
+                .into_iter()
+                .map(|(id, code, message, d)| {
+                    let r = match code {
+                        code::NONE => Ok(d),
+                        code::GROUP_ID_NOT_FOUND => Ok(Described {
+                            state: GroupState::NotFound,
+                            protocol_type: String::new(),
+                            members: Vec::new(),
+                        }),
+                        c => Err(group_error("describe groups", c, &id, message.as_deref())),
+                    };
+                    (id, r)
+                })
+                .collect())
+        })
+        .await
     }
 
     /// The configs of groups (DescribeConfigs on GROUP resources, Kafka 4.0+), name to value;

@@ -285,17 +285,17 @@ async fn an_empty_selection_is_a_usage_error_unless_allowed() {
         .await
         .expect_code(2);
     assert!(run.stderr.contains("--allow-empty"), "{}", run.stderr);
-    // A group type this version cannot capture is refused, never silently skipped.
-    let share = ov(
+    // A group type that does not exist is refused, never taken for "all".
+    let bad = ov(
         &store,
-        &["snapshot", "--all-groups", "--group-type", "share"],
+        &["snapshot", "--all-groups", "--group-type", "shared"],
     )
     .await
     .expect_code(2);
     assert!(
-        share.stderr.contains("share groups cannot be captured"),
+        bad.stderr.contains("classic, consumer, share, streams"),
         "{}",
-        share.stderr
+        bad.stderr
     );
     assert_eq!(count_snapshots(&store), 0, "nothing written");
     ov(
