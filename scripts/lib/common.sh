@@ -35,7 +35,28 @@ OV_S3_ACCESS_KEY_VALUE="ovtestaccess"
 OV_S3_SECRET_KEY_VALUE="ovtestsecret-0123456789"
 OV_S3_REGION_VALUE="us-east-1"
 
+# The jars that must be in the cache (a cache filled before one of them was added is fetched again).
+ov_kafka_required_jars() {
+  echo "kafka_2.13-$OV_KAFKA_VERSION.jar" "kafka-tools-$OV_KAFKA_VERSION.jar" \
+    "connect-runtime-$OV_KAFKA_VERSION.jar" "connect-json-$OV_KAFKA_VERSION.jar" \
+    "connect-file-$OV_KAFKA_VERSION.jar" "kafka-streams-$OV_KAFKA_VERSION.jar" \
+    "log4j-core-$OV_LOG4J_VERSION.jar"
+}
+
 # True when the Kafka jars are fully in the cache.
 ov_kafka_jars_cached() {
-  [[ -f "$OV_KAFKA_HOME/.complete" && -d "$OV_KAFKA_LIBS" ]]
+  [[ -f "$OV_KAFKA_HOME/.complete" && -d "$OV_KAFKA_LIBS" ]] || return 1
+  local jar
+  for jar in $(ov_kafka_required_jars); do
+    [[ -f "$OV_KAFKA_LIBS/$jar" ]] || return 1
+  done
+}
+
+# The test Streams application (fixtures/streams-app), compiled against the cached jars. The
+# directory name carries the Kafka version and a hash of the source, so an edit is compiled anew.
+OV_STREAMS_APP_SRC="$OV_REPO_DIR/fixtures/streams-app/OvStreamsApp.java"
+ov_streams_app_dir() {
+  local hash
+  hash="$(sha256sum "$OV_STREAMS_APP_SRC" | cut -c1-12)"
+  echo "$OV_CACHE_DIR/streams-app-$OV_KAFKA_VERSION-$hash"
 }
