@@ -28,6 +28,18 @@ OV_KAFKA_PORT=19092
 OV_KAFKA_CONTROLLER_PORT=19093
 # A SASL_PLAINTEXT (PLAIN) listener, to test authentication failures.
 OV_KAFKA_SASL_PORT=19094
+# SASL_PLAINTEXT with SCRAM-SHA-256 and SCRAM-SHA-512 (one user, credentials for both mechanisms,
+# added when the data directory is formatted), and TLS without client authentication (a CA and a
+# broker certificate for 127.0.0.1 and localhost, made per environment under $OV_TEST_ENV_DIR/tls).
+OV_KAFKA_SCRAM_PORT=19095
+OV_KAFKA_TLS_PORT=19096
+OV_SCRAM_USER_VALUE="ov-scram"
+OV_SCRAM_PASSWORD_VALUE="ov-scram-secret"
+# A PLAINTEXT listener that the broker advertises on another port than the one it binds: a delay
+# proxy listens on the advertised port and forwards to the bound one, so that every connection a
+# client makes after bootstrapping goes through the proxy (latency benchmarks).
+OV_KAFKA_PROXIED_LISTEN_PORT=19098
+OV_KAFKA_PROXIED_ADVERTISED_PORT=19099
 OV_CONNECT_PORT=18083
 OV_S3_PORT=19000
 OV_S3_BUCKET_NAME="offset-vault-test"
