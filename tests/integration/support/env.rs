@@ -22,6 +22,59 @@ pub fn bootstrap() -> String {
     env_or("OV_BOOTSTRAP", "127.0.0.1:19092")
 }
 
+/// Bootstrap of the SASL_PLAINTEXT listener with SASL/PLAIN (`OV_SASL_BOOTSTRAP`).
+pub fn sasl_bootstrap() -> String {
+    env_or("OV_SASL_BOOTSTRAP", "127.0.0.1:19094")
+}
+
+/// Bootstrap of the SASL_PLAINTEXT listener with SCRAM-SHA-256 and SCRAM-SHA-512
+/// (`OV_SCRAM_BOOTSTRAP`).
+pub fn scram_bootstrap() -> String {
+    env_or("OV_SCRAM_BOOTSTRAP", "127.0.0.1:19095")
+}
+
+/// The SCRAM user, with credentials for both mechanisms (`OV_SCRAM_USER`).
+pub fn scram_user() -> String {
+    env_or("OV_SCRAM_USER", "ov-scram")
+}
+
+/// The SCRAM user's password (`OV_SCRAM_PASSWORD`).
+pub fn scram_password() -> String {
+    env_or("OV_SCRAM_PASSWORD", "ov-scram-secret")
+}
+
+/// Bootstrap of the TLS listener, server certificate only (`OV_TLS_BOOTSTRAP`).
+pub fn tls_bootstrap() -> String {
+    env_or("OV_TLS_BOOTSTRAP", "127.0.0.1:19096")
+}
+
+/// PEM file with the CA certificate that signed the TLS listener's certificate (`OV_TLS_CA_FILE`,
+/// default: `tls/ca.pem` in [`test_env_dir`]).
+pub fn tls_ca_file() -> PathBuf {
+    match std::env::var("OV_TLS_CA_FILE") {
+        Ok(path) if !path.is_empty() => PathBuf::from(path),
+        _ => test_env_dir().join("tls/ca.pem"),
+    }
+}
+
+fn env_port(name: &str, default: u16) -> u16 {
+    let value = env_or(name, &default.to_string());
+    value
+        .parse()
+        .unwrap_or_else(|e| panic!("{name}={value:?} is not a port: {e}"))
+}
+
+/// The port the PROXIED listener binds (`OV_PROXIED_LISTEN_PORT`): a delay proxy forwards to it.
+pub fn proxied_listen_port() -> u16 {
+    env_port("OV_PROXIED_LISTEN_PORT", 19098)
+}
+
+/// The port the broker advertises for the PROXIED listener (`OV_PROXIED_ADVERTISED_PORT`), where
+/// the delay proxy listens.
+pub fn proxied_advertised_port() -> u16 {
+    env_port("OV_PROXIED_ADVERTISED_PORT", 19099)
+}
+
 /// Base URL of the Kafka Connect REST API, without a trailing slash (`OV_CONNECT_URL`).
 pub fn connect_url() -> String {
     env_or("OV_CONNECT_URL", "http://127.0.0.1:18083")
@@ -154,6 +207,24 @@ pub fn require_kafka() -> bool {
         .trim()
         .to_string();
     require_tcp("Kafka", &first, 9092)
+}
+
+/// Checks that the broker's SCRAM listener answers.
+pub fn require_scram() -> bool {
+    require_tcp("Kafka's SCRAM listener", &scram_bootstrap(), 9092)
+}
+
+/// Checks that the broker's TLS listener answers and its CA certificate is there.
+pub fn require_tls() -> bool {
+    if !require_tcp("Kafka's TLS listener", &tls_bootstrap(), 9093) {
+        return false;
+    }
+    let ca = tls_ca_file();
+    ca.is_file()
+        || unavailable(
+            "The test CA certificate",
+            &format!("{} does not exist", ca.display()),
+        )
 }
 
 /// Checks that the Kafka Connect REST API answers.

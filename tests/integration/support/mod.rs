@@ -4,6 +4,10 @@
 //!   (or fail it under CI) when a service is missing;
 //! - [`kafka`]: topics, producing, consuming and committing, group members, committed offsets;
 //! - [`kcg`]: the real `kafka-consumer-groups` tool and parsers of its output;
+//! - [`groups`]: `kafka-groups --list` (every group with its type) and what the group tools print
+//!   alike (the `--reset-offsets` table);
+//! - [`share`]: share groups with `kafka-share-groups` and `kafka-console-share-consumer`;
+//! - [`streams`]: streams groups with the test Streams application and `kafka-streams-groups`;
 //! - [`connect`]: the Kafka Connect REST API and FileStream connector configs;
 //! - [`s3`]: clients and URLs for the S3 server;
 //! - [`poll`]: [`poll::eventually`], the one way tests wait for something;
@@ -16,12 +20,15 @@
 
 pub mod connect;
 pub mod env;
+pub mod groups;
 pub mod kafka;
 pub mod kcg;
 pub mod ov;
 pub mod poll;
 pub mod s3;
 pub mod services;
+pub mod share;
+pub mod streams;
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
