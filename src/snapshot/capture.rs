@@ -377,11 +377,16 @@ pub async fn capture(
         if !exists && !matches!(state, GroupState::Unknown(_)) {
             let named = selection.groups.contains(group_id);
             if named && !selection.allow_missing {
+                let blind = if kafka.wire().await.is_none() {
+                    " (without the direct protocol path, share groups cannot be seen: see the note above, or drop --librdkafka-only)"
+                } else {
+                    ""
+                };
                 return Err(Error::NotFound {
                     what: "consumer group",
                     name: group_id.clone(),
                     hint: format!(
-                        " on {} (no members and no committed offsets); check the name, or pass --allow-missing",
+                        " on {} (no members and no committed offsets){blind}; check the name, or pass --allow-missing",
                         kafka.bootstrap()
                     ),
                 });
