@@ -175,10 +175,15 @@ mod tests {
         }
     }
 
+    /// Properties, and Ok(TLS?, SASL mechanism) or the start of the reason.
+    type Case<'a> = (
+        Vec<(&'a str, &'a str)>,
+        Result<(bool, Option<Mechanism>), &'a str>,
+    );
+
     #[test]
     fn reads_each_security_protocol() {
-        // (properties, Ok(tls?, sasl mechanism?) or the start of the reason)
-        let cases: Vec<(Vec<(&str, &str)>, Result<(bool, Option<Mechanism>), &str>)> = vec![
+        let cases: Vec<Case> = vec![
             (vec![], Ok((false, None))),
             (
                 vec![("security.protocol", "ssl"), ("ssl.ca.location", "/ca.pem")],
