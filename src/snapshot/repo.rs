@@ -5,7 +5,7 @@
 //! manifest.json}`. The date folders let a point-in-time lookup list one day, and their Hive-style
 //! names let query engines prune an archive by date.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use bytes::Bytes;
 use chrono::{DateTime, NaiveDate, Utc};
@@ -235,11 +235,36 @@ pub async fn newest_before(
         if last_day.as_ref().is_some_and(|d| folder > *d) {
             continue;
         }
-        for l in list_day(store, &folder).await? {
-            if let Some(m) = l.manifest {
-                if time.is_none_or(|t| m.meta.created_at <= t) && keep(&m) {
-                    return Ok(Some(m));
+        // One listing per day; manifests are read newest first, only until one is accepted, and
+        // ids newer than `time` are passed over by their name (an id starts with its time).
+        let prefix = format!("{SNAPSHOTS}/{folder}");
+        let mut ids: BTreeSet<String> = BTreeSet::new();
+        for obj in store.list(&prefix).await? {
+            let rest = obj.key.strip_prefix(&prefix).unwrap_or(&obj.key);
+            if let Some((id, file)) = rest.trim_start_matches('/').split_once('/') {
+                if file == MANIFEST_FILE {
+                    ids.insert(id.to_string());
                 }
+            }
+        }
+        for id in ids.into_iter().rev() {
+            let created = parse_id(&id).map(|(t, _)| t);
+            if let (Some(t), Some(c)) = (time, created) {
+                if c > t {
+                    continue;
+                }
+            }
+            let key = format!("{prefix}/{id}/{MANIFEST_FILE}");
+            let Ok(m) = store
+                .get(&key)
+                .await
+                .and_then(|bytes| Manifest::from_bytes(&key, &bytes))
+            else {
+                // An unreadable manifest is not a snapshot to restore; `list` reports it.
+                continue;
+            };
+            if time.is_none_or(|t| m.meta.created_at <= t) && keep(&m) {
+                return Ok(Some(m));
             }
         }
     }

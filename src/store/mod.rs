@@ -210,6 +210,7 @@ impl Store {
     }
 
     pub async fn get(&self, key: &str) -> Result<Bytes> {
+        tracing::debug!(target: "offset_vault::store::calls", "GET {key}");
         let path = Path::from(key);
         let got = self.inner.get(&path).await.map_err(|e| self.err(key, e))?;
         got.bytes().await.map_err(|e| self.err(key, e))
@@ -217,6 +218,7 @@ impl Store {
 
     /// Every object under `prefix` (recursively).
     pub async fn list(&self, prefix: &str) -> Result<Vec<Object>> {
+        tracing::debug!(target: "offset_vault::store::calls", "LIST {prefix}");
         let path = Path::from(prefix);
         self.inner
             .list(Some(&path))
@@ -231,6 +233,7 @@ impl Store {
 
     /// The names of the folders directly under `prefix`.
     pub async fn folders(&self, prefix: &str) -> Result<Vec<String>> {
+        tracing::debug!(target: "offset_vault::store::calls", "LIST-FOLDERS {prefix}");
         let path = Path::from(prefix);
         let listed = self
             .inner
