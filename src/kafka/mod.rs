@@ -567,6 +567,9 @@ impl KafkaClient {
                 .collect();
             return wire.alter_share_offsets(&group, &targets).await;
         }
+        if let Some(wire) = self.wire().await {
+            return wire.commit_offsets(&group, &offsets).await;
+        }
         let me = self.clone();
         blocking(move || {
             ffi::alter_group_offsets(me.inner.client(), &group, &offsets, me.timeout())

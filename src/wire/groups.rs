@@ -9,10 +9,10 @@ use futures::stream::{self, StreamExt};
 use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestGroup;
 use kafka_protocol::messages::{
     alter_share_group_offsets_request as alter, describe_configs_request as dc,
-    describe_share_group_offsets_request as dsgo, AlterShareGroupOffsetsRequest, ApiKey,
-    ConsumerGroupDescribeRequest, DescribeConfigsRequest, DescribeGroupsRequest,
-    DescribeShareGroupOffsetsRequest, GroupId, ListGroupsRequest, OffsetFetchRequest,
-    ShareGroupDescribeRequest, TopicName,
+    describe_share_group_offsets_request as dsgo, offset_commit_request as commit,
+    AlterShareGroupOffsetsRequest, ApiKey, ConsumerGroupDescribeRequest, DescribeConfigsRequest,
+    DescribeGroupsRequest, DescribeShareGroupOffsetsRequest, GroupId, ListGroupsRequest,
+    OffsetCommitRequest, OffsetFetchRequest, ShareGroupDescribeRequest, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 
@@ -220,6 +220,9 @@ impl Cluster {
                 .await;
             wanted.clear();
             for (g, r) in answers.into_iter().flatten() {
+                if matches!(&r, Err(Error::Kafka { detail, .. }) if detail.contains(MOVED)) {
+                    self.forget_coordinators(std::slice::from_ref(&g));
+                }
                 match r {
                     Err(Error::Kafka { ref detail, .. })
                         if round == 0 && detail.contains(MOVED) =>
@@ -403,6 +406,89 @@ impl Cluster {
             out.push((g.group_id, error.map_or(Ok(offsets), Err)));
         }
         Ok(out)
+    }
+
+    /// Commits offsets for a group that has no active members (an admin commit: generation -1,
+    /// no member id), with leader epochs and metadata. The coordinator comes from the cache the
+    /// reads filled; a coordinator that moved is looked up again once.
+    pub async fn commit_offsets(
+        &self,
+        group: &str,
+        offsets: &[GroupOffset],
+    ) -> Result<Vec<PartitionAnswer>> {
+        let mut last = None;
+        for _ in 0..2 {
+            let node = match self.coordinators(&[group.to_string()]).await.remove(group) {
+                Some(r) => r?,
+                None => {
+                    return Err(Error::kafka(
+                        "FindCoordinator",
+                        format!("no coordinator for group {group}"),
+                    ))
+                }
+            };
+            let conn = self.broker(node).await?;
+            let v =
+                conn.require_version(ApiKey::OffsetCommit as i16, 2, 9, "committing offsets")?;
+            let mut topics: BTreeMap<&str, Vec<commit::OffsetCommitRequestPartition>> =
+                BTreeMap::new();
+            for o in offsets {
+                topics.entry(&o.topic).or_default().push(
+                    commit::OffsetCommitRequestPartition::default()
+                        .with_partition_index(o.partition)
+                        .with_committed_offset(o.offset)
+                        .with_committed_leader_epoch(o.leader_epoch.unwrap_or(-1))
+                        .with_committed_metadata(Some(sb(o.metadata.as_deref().unwrap_or("")))),
+                );
+            }
+            let req = OffsetCommitRequest::default()
+                .with_group_id(GroupId(sb(group)))
+                .with_generation_id_or_member_epoch(-1)
+                .with_member_id(sb(""))
+                .with_retention_time_ms(-1)
+                .with_topics(
+                    topics
+                        .into_iter()
+                        .map(|(t, ps)| {
+                            commit::OffsetCommitRequestTopic::default()
+                                .with_name(TopicName(sb(t)))
+                                .with_partitions(ps)
+                        })
+                        .collect(),
+                );
+            let resp = conn.call(&req, v).await?;
+            let mut answers = Vec::new();
+            let mut moved = false;
+            for t in resp.topics {
+                for p in t.partitions {
+                    moved |= matches!(
+                        p.error_code,
+                        code::NOT_COORDINATOR
+                            | code::COORDINATOR_NOT_AVAILABLE
+                            | code::COORDINATOR_LOAD_IN_PROGRESS
+                    );
+                    let target = offsets
+                        .iter()
+                        .find(|o| o.topic == t.name.0.as_str() && o.partition == p.partition_index)
+                        .map_or(-1, |o| o.offset);
+                    answers.push(PartitionAnswer {
+                        topic: t.name.0.to_string(),
+                        partition: p.partition_index,
+                        result: if p.error_code == code::NONE {
+                            Ok(target)
+                        } else {
+                            Err(super::code_name(p.error_code))
+                        },
+                    });
+                }
+            }
+            if !moved {
+                return Ok(answers);
+            }
+            self.forget_coordinators(&[group.to_string()]);
+            last = Some(answers);
+        }
+        Ok(last.unwrap_or_default())
     }
 
     /// Sets a share group's start offsets. The broker refuses a group with active members.

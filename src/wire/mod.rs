@@ -83,6 +83,8 @@ pub struct Cluster {
     /// Broker id to `host:port`, from the bootstrap metadata.
     brokers: BTreeMap<i32, String>,
     conns: tokio::sync::Mutex<HashMap<String, Arc<Connection>>>,
+    /// Group to coordinator, as last found (forgotten when a broker says it moved).
+    coordinator_of: std::sync::Mutex<HashMap<String, i32>>,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -119,6 +121,7 @@ impl Cluster {
                         config,
                         brokers,
                         conns: tokio::sync::Mutex::new(conns),
+                        coordinator_of: std::sync::Mutex::new(HashMap::new()),
                     });
                 }
                 // Refused credentials will be refused by every broker.
@@ -182,7 +185,17 @@ impl Cluster {
     pub async fn coordinators(&self, groups: &[String]) -> BTreeMap<String, Result<i32>> {
         const ATTEMPTS: u32 = 5;
         let mut answers: BTreeMap<String, Result<i32>> = BTreeMap::new();
-        let mut wanted: Vec<String> = groups.to_vec();
+        let mut wanted: Vec<String> = Vec::new();
+        if let Ok(known) = self.coordinator_of.lock() {
+            for g in groups {
+                match known.get(g) {
+                    Some(node) => {
+                        answers.insert(g.clone(), Ok(*node));
+                    }
+                    None => wanted.push(g.clone()),
+                }
+            }
+        }
         for attempt in 0..ATTEMPTS {
             if wanted.is_empty() {
                 break;
@@ -209,6 +222,9 @@ impl Cluster {
                         );
                     }
                     Ok(node) => {
+                        if let Ok(mut known) = self.coordinator_of.lock() {
+                            known.insert(g.clone(), node);
+                        }
                         answers.insert(g, Ok(node));
                     }
                 }
@@ -286,6 +302,15 @@ impl Cluster {
             out.push((g.clone(), r));
         }
         out
+    }
+
+    /// Forgets where groups are coordinated (a broker said it no longer is).
+    pub fn forget_coordinators(&self, groups: &[String]) {
+        if let Ok(mut known) = self.coordinator_of.lock() {
+            for g in groups {
+                known.remove(g);
+            }
+        }
     }
 
     /// Groups by coordinator; groups whose coordinator is unknown come back with their error.
