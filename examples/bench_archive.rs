@@ -10,15 +10,14 @@
 use std::process::Command;
 use std::time::Instant;
 
-use chrono::{DateTime, Duration, SubsecRound, Utc};
-use offset_vault::snapshot::manifest::{
-    content_sha256, FileEntry, Format, Manifest, Summary, CONNECTORS_FILE,
-};
-use offset_vault::snapshot::model::{
-    GroupSnapshot, PartitionOffset, Selection, SnapshotContent, SnapshotMeta, FORMAT_VERSION,
-};
-use offset_vault::snapshot::{self, Captured};
+use chrono::{Duration, Utc};
+use offset_vault::snapshot::manifest::Format;
+use offset_vault::snapshot::model::{GroupSnapshot, PartitionOffset, SnapshotContent};
 use offset_vault::store::Store;
+
+#[path = "support/synth.rs"]
+mod synth;
+use synth::write;
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -63,52 +62,6 @@ fn content(rows: usize, moved: i64) -> SnapshotContent {
         groups,
         connectors: vec![],
     }
-}
-
-async fn write(
-    store: &Store,
-    at: DateTime<Utc>,
-    format: Format,
-    mut content: SnapshotContent,
-) -> String {
-    content.normalize();
-    let meta = SnapshotMeta {
-        created_at: at.trunc_subsecs(3),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        cluster_id: "bench-cluster".into(),
-        bootstrap_servers: "127.0.0.1:9092".into(),
-        selection: Selection {
-            all_groups: true,
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    let mut manifest = Manifest {
-        format_version: FORMAT_VERSION.into(),
-        meta,
-        format,
-        summary: Summary::of(&content),
-        content_sha256: content_sha256(&content),
-        files: [format.offsets_file(), CONNECTORS_FILE]
-            .into_iter()
-            .map(|name| FileEntry {
-                name: name.into(),
-                size: 0,
-                sha256: String::new(),
-            })
-            .collect(),
-    };
-    manifest.assign_id();
-    let captured = Captured {
-        manifest,
-        content,
-        warnings: vec![],
-    };
-    snapshot::write(store, &captured)
-        .await
-        .expect("write")
-        .meta
-        .id
 }
 
 /// Runs the binary under `/usr/bin/time`; returns (wall seconds, max RSS MiB, stdout).
