@@ -97,24 +97,33 @@ mod tests {
             prop_oneof!["Empty", "Stable", "Dead"],
             proptest::collection::vec(partition(), 0..6),
             proptest::bool::ANY,
+            prop_oneof![
+                Just(GroupType::Classic),
+                Just(GroupType::Consumer),
+                Just(GroupType::Share),
+                Just(GroupType::Streams)
+            ],
+            proptest::collection::btree_map("[a-z.]{1,12}", ".{0,6}", 0..3),
         )
-            .prop_map(|(id, state, partitions, member)| GroupSnapshot {
-                group_id: id,
-                state: GroupState::from_name(&state),
-                protocol_type: "consumer".into(),
-                group_type: GroupType::Classic,
-                members: if member {
-                    vec![Member {
-                        member_id: "m-1".into(),
-                        client_id: "c".into(),
-                        host: "/127.0.0.1".into(),
-                    }]
-                } else {
-                    vec![]
-                },
-                connector: None,
-                configs: Default::default(),
-                partitions,
+            .prop_map(|(id, state, partitions, member, group_type, configs)| {
+                GroupSnapshot {
+                    group_id: id,
+                    state: GroupState::from_name(&state),
+                    protocol_type: "consumer".into(),
+                    group_type,
+                    members: if member {
+                        vec![Member {
+                            member_id: "m-1".into(),
+                            client_id: "c".into(),
+                            host: "/127.0.0.1".into(),
+                        }]
+                    } else {
+                        vec![]
+                    },
+                    connector: None,
+                    configs,
+                    partitions,
+                }
             })
     }
 

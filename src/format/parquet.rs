@@ -107,7 +107,6 @@ pub fn encode_offsets(meta: &SnapshotMeta, groups: &[GroupSnapshot]) -> Result<V
     let headers: Vec<GroupSnapshot> = groups
         .iter()
         .map(|g| GroupSnapshot {
-            configs: Default::default(),
             partitions: Vec::new(),
             ..g.clone()
         })
