@@ -373,6 +373,19 @@ async fn all_groups_captures_every_group_type_and_leaves_out_the_connect_worker_
     // share
     let share_group = unique_name("gt-all-share");
     share::consume(&share_group, &topic, 3).await;
+    // The 3 acknowledged records are the first of their partitions: wait until the start
+    // offsets the tool shows have moved past all of them.
+    eventually(
+        &format!("kafka-share-groups to show start offsets adding up to 3 for {share_group}"),
+        Duration::from_secs(30),
+        || async {
+            let starts = share::start_offsets(&share_group, &topic).await;
+            (starts.values().sum::<i64>() == 3)
+                .then_some(())
+                .ok_or(format!("{starts:?}"))
+        },
+    )
+    .await;
     // streams
     let app_id = unique_name("gt-all-streams");
     let output = unique_name("gt-all-streams-out");
