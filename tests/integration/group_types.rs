@@ -523,10 +523,10 @@ fn args_with(bootstrap: &str, store: &str, settings: &[String], rest: &[&str]) -
     args
 }
 
-fn scram_settings(password: &str) -> Vec<String> {
+fn scram_settings(mechanism: &str, password: &str) -> Vec<String> {
     vec![
         "security.protocol=SASL_PLAINTEXT".into(),
-        "sasl.mechanism=SCRAM-SHA-512".into(),
+        format!("sasl.mechanism={mechanism}"),
         format!("sasl.username={}", env::scram_user()),
         format!("sasl.password={password}"),
     ]
@@ -582,9 +582,14 @@ async fn direct_path_over_scram_and_tls_reads_what_librdkafka_and_the_tool_read(
 
     for (what, bootstrap, settings) in [
         (
+            "SCRAM-SHA-256",
+            env::scram_bootstrap(),
+            scram_settings("SCRAM-SHA-256", &env::scram_password()),
+        ),
+        (
             "SCRAM-SHA-512",
             env::scram_bootstrap(),
-            scram_settings(&env::scram_password()),
+            scram_settings("SCRAM-SHA-512", &env::scram_password()),
         ),
         ("TLS", env::tls_bootstrap(), tls_settings()),
     ] {
@@ -603,7 +608,7 @@ async fn direct_path_over_scram_and_tls_reads_what_librdkafka_and_the_tool_read(
     let denied = ov_raw(args_with(
         &env::scram_bootstrap(),
         &store,
-        &scram_settings("not-the-password"),
+        &scram_settings("SCRAM-SHA-512", "not-the-password"),
         &selection,
     ))
     .await
