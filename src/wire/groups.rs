@@ -585,90 +585,48 @@ impl Cluster {
         self.per_coordinator(groups, "describe groups", |node, batch| async move {
             let conn = self.broker(node).await?;
             let ids: Vec<GroupId> = batch.iter().map(|g| GroupId(sb(g))).collect();
+            // Each describe answer has its own generated type, of the same shape.
+            macro_rules! rows {
+                ($groups:expr, |$d:ident| $protocol:expr) => {
+                    $groups
+                        .into_iter()
+                        .map(|$d| {
+                            let members = $d
+                                .members
+                                .into_iter()
+                                .map(|m| member(m.member_id, m.client_id, m.client_host))
+                                .collect();
+                            let d = described(&$d.group_state, $protocol, members);
+                            (
+                                $d.group_id.0.to_string(),
+                                $d.error_code,
+                                $d.error_message,
+                                d,
+                            )
+                        })
+                        .collect()
+                };
+            }
             let described: Vec<(String, i16, Option<StrBytes>, Described)> = match group_type {
                 GroupType::Share => {
-                    let v = conn.require_version(
-                        ApiKey::ShareGroupDescribe as i16,
-                        1,
-                        1,
-                        "describing share groups",
-                    )?;
-                    let resp = conn
-                        .call(&ShareGroupDescribeRequest::default().with_group_ids(ids), v)
-                        .await?;
-                    resp.groups
-                        .into_iter()
-                        .map(|d| {
-                            let members = d
-                                .members
-                                .into_iter()
-                                .map(|m| member(m.member_id, m.client_id, m.client_host))
-                                .collect();
-                            (
-                                d.group_id.0.to_string(),
-                                d.error_code,
-                                d.error_message,
-                                described(&d.group_state, "share", members),
-                            )
-                        })
-                        .collect()
+                    let key = ApiKey::ShareGroupDescribe as i16;
+                    let v = conn.require_version(key, 1, 1, "describing share groups")?;
+                    let req = ShareGroupDescribeRequest::default().with_group_ids(ids);
+                    rows!(conn.call(&req, v).await?.groups, |d| "share")
                 }
                 GroupType::Consumer => {
-                    let v = conn.require_version(
-                        ApiKey::ConsumerGroupDescribe as i16,
-                        0,
-                        1,
-                        "describing consumer groups",
-                    )?;
-                    let resp = conn
-                        .call(
-                            &ConsumerGroupDescribeRequest::default().with_group_ids(ids),
-                            v,
-                        )
-                        .await?;
-                    resp.groups
-                        .into_iter()
-                        .map(|d| {
-                            let members = d
-                                .members
-                                .into_iter()
-                                .map(|m| member(m.member_id, m.client_id, m.client_host))
-                                .collect();
-                            (
-                                d.group_id.0.to_string(),
-                                d.error_code,
-                                d.error_message,
-                                described(&d.group_state, "consumer", members),
-                            )
-                        })
-                        .collect()
+                    let key = ApiKey::ConsumerGroupDescribe as i16;
+                    let v = conn.require_version(key, 0, 1, "describing consumer groups")?;
+                    let req = ConsumerGroupDescribeRequest::default().with_group_ids(ids);
+                    rows!(conn.call(&req, v).await?.groups, |d| "consumer")
                 }
                 _ => {
-                    let v = conn.require_version(
-                        ApiKey::DescribeGroups as i16,
-                        0,
-                        5,
-                        "describing groups",
-                    )?;
-                    let resp = conn
-                        .call(&DescribeGroupsRequest::default().with_groups(ids), v)
-                        .await?;
-                    resp.groups
-                        .into_iter()
-                        .map(|d| {
-                            let members = d
-                                .members
-                                .into_iter()
-                                .map(|m| member(m.member_id, m.client_id, m.client_host))
-                                .collect();
-                            (
-                                d.group_id.0.to_string(),
-                                d.error_code,
-                                d.error_message,
-                                described(&d.group_state, d.protocol_type.as_str(), members),
-                            )
-                        })
-                        .collect()
+                    let key = ApiKey::DescribeGroups as i16;
+                    let v = conn.require_version(key, 0, 5, "describing groups")?;
+                    let req = DescribeGroupsRequest::default().with_groups(ids);
+                    rows!(conn.call(&req, v).await?.groups, |d| d
+                        .protocol_type
+                        .as_str())
                 }
             };
             Ok(described
