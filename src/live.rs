@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::connect::ConnectClient;
 use crate::error::{Error, Result};
-use crate::kafka::{GroupState, KafkaClient, OffsetQuery, TopicPartition, Watermarks};
+use crate::kafka::{GroupState, GroupType, KafkaClient, OffsetQuery, TopicPartition, Watermarks};
 use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot, Member};
 
 /// A group as it is now.
@@ -87,6 +87,11 @@ pub async fn read(
     connectors: &[ConnectorSnapshot],
     by_timestamp: bool,
 ) -> Result<(LiveView, BTreeMap<String, ConnectClient>)> {
+    if let Some(g) = groups.iter().find(|g| g.group_type == GroupType::Share) {
+        kafka
+            .require_wire(&format!("share group {}", g.group_id))
+            .await?;
+    }
     let ids: Vec<String> = groups.iter().map(|g| g.group_id.clone()).collect();
     let (described, offsets, (_, topics)) = futures::try_join!(
         kafka.describe_groups(ids.clone()),

@@ -302,6 +302,11 @@ impl Connection {
         &self.addr
     }
 
+    /// Whether the connection is gone (the broker closed it, or it failed).
+    pub fn is_closed(&self) -> bool {
+        self.pending.lock().map_or(true, |p| p.closed.is_some())
+    }
+
     /// The highest version both sides speak, within `[min, max]`; `None` if there is none.
     pub fn version(&self, key: i16, min: i16, max: i16) -> Option<i16> {
         let (lo, hi) = *self.versions.get(&key)?;

@@ -139,7 +139,8 @@ impl Cluster {
 
     async fn conn_to(&self, addr: &str) -> Result<Arc<Connection>> {
         let mut conns = self.conns.lock().await;
-        if let Some(c) = conns.get(addr) {
+        // A connection the broker closed (a restart, an idle timeout) is opened again.
+        if let Some(c) = conns.get(addr).filter(|c| !c.is_closed()) {
             return Ok(c.clone());
         }
         let c = Arc::new(Connection::open(addr, &self.config).await?);
@@ -164,7 +165,7 @@ impl Cluster {
 
     /// Any connection (the first one opened).
     pub async fn any(&self) -> Result<Arc<Connection>> {
-        if let Some(c) = self.conns.lock().await.values().next() {
+        if let Some(c) = self.conns.lock().await.values().find(|c| !c.is_closed()) {
             return Ok(c.clone());
         }
         let first = *self
