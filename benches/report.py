@@ -18,13 +18,15 @@ MODES = ["compare", "latency", "rows"]
 BEGIN = "<!-- scripts/bench compare|latency|rows: generated section, do not edit by hand -->"
 END = "<!-- end of the generated section -->"
 OV, KCG = "offset-vault", "kafka-consumer-groups"
-# The kafka-consumer-groups command that does what each offset-vault operation does.
+# The kafka-consumer-groups commands that do what each offset-vault operation does: its operation
+# names start with one of these (a variant adds e.g. its heap size in parentheses).
 COUNTERPART = {
     "snapshot --all-groups": "--to-current --dry-run --export",
     "restore --execute": "--from-file --execute",
     "restore --execute --settle 0": "--from-file --execute",
     "restore --execute --settle 0 --no-undo": "--from-file --execute",
 }
+EXPORT = COUNTERPART["snapshot --all-groups"]
 TITLES = {
     "compare": "offset-vault and kafka-consumer-groups on the same groups",
     "latency": "Through a network round trip (TCP delay proxy)",
@@ -55,9 +57,15 @@ def load(path):
     return runs
 
 
+def succeeded(run):
+    """Exit code 0, and for a command that prints offsets, some offsets: kafka-consumer-groups
+    prints `Error: ... Java heap space` and still exits 0 when its heap is too small."""
+    return run["exit"] == 0 and run["rows"] > 0
+
+
 def summary(runs):
     """Median and minimum wall time and largest peak memory of the successful runs."""
-    ok = [r for r in runs if r["exit"] == 0]
+    ok = [r for r in runs if succeeded(r)]
     if not ok:
         return None
     walls = [r["wall"] for r in ok]
@@ -78,7 +86,14 @@ def seconds(s):
 def cell(runs):
     s = summary(runs)
     if s is None:
-        return f"failed (exit {runs[0]['exit']})", "", None
+        why = "no offsets printed" if runs[0]["exit"] == 0 else "error"
+        rss = max(r["rss_mib"] for r in runs)
+        wall = statistics.median(r["wall"] for r in runs)
+        return (
+            f"failed after {seconds(wall)}: exit {runs[0]['exit']}, {why} (see the log)",
+            f"{rss:.0f} MiB",
+            None,
+        )
     note = f", {s['failed']} failed" if s["failed"] else ""
     return (
         f"{seconds(s['median'])} (min {seconds(s['min'])}, {s['n']} run{'s' if s['n'] > 1 else ''}{note})",
@@ -105,32 +120,45 @@ def table(runs):
         size = f"{groups:,} x {partitions:,}"
         rows = f" ({ov['rows']:,} rows)" if ov and "--all-groups" in op else ""
         counterpart = COUNTERPART.get(op)
-        kcg_runs = runs.get((rtt, groups, partitions, KCG, counterpart))
-        if kcg_runs:
-            k_time, k_rss, k = cell(kcg_runs)
-            k_rows = f" ({k['rows']:,} rows)" if k and "--export" in counterpart else ""
-            t_ratio = ratio(k and k["median"], ov and ov["median"])
-            m_ratio = ratio(k and k["rss"], ov and ov["rss"])
-            kcg_op = f"`{counterpart}`{k_rows}"
-        else:
-            k_time = k_rss = t_ratio = m_ratio = "-"
-            kcg_op = "(none)"
-        lines.append(
-            f"| {rtt} ms | {size} | `{op}`{rows} | {ov_time} | {ov_rss} | {kcg_op} "
-            f"| {k_time} | {k_rss} | {t_ratio} | {m_ratio} |"
-        )
+        variants = [
+            (o, r)
+            for (r_rtt, r_g, r_p, t, o), r in runs.items()
+            if t == KCG and (r_rtt, r_g, r_p) == (rtt, groups, partitions)
+            and counterpart and o.startswith(counterpart)
+        ] or [(None, None)]
+        for kcg_op, kcg_runs in variants:
+            if kcg_runs:
+                k_time, k_rss, k = cell(kcg_runs)
+                k_rows = f" ({k['rows']:,} rows)" if k and kcg_op.startswith(EXPORT) else ""
+                t_ratio = ratio(k and k["median"], ov and ov["median"])
+                m_ratio = ratio(k and k["rss"], ov and ov["rss"])
+                kcg_cell = f"`{kcg_op}`{k_rows}"
+            else:
+                k_time = k_rss = t_ratio = m_ratio = "-"
+                kcg_cell = "(none)"
+            lines.append(
+                f"| {rtt} ms | {size} | `{op}`{rows} | {ov_time} | {ov_rss} | {kcg_cell} "
+                f"| {k_time} | {k_rss} | {t_ratio} | {m_ratio} |"
+            )
     return "\n".join(lines)
 
 
 def series(runs, tool, op, x_of):
-    """(x, median wall, peak RSS) points of one tool's operation, sorted by x, and the sizes."""
-    points, sizes = [], set()
+    """(x, median wall, peak RSS) points of one tool's operation, sorted by x; the same for the
+    sizes where every run failed (time and memory until it gave up); and the sizes."""
+    points, failed, sizes = [], [], set()
     for (rtt, groups, partitions, t, o), measured in runs.items():
+        if t != tool or o != op:
+            continue
         s = summary(measured)
-        if t == tool and o == op and s:
-            points.append((x_of(rtt, groups, partitions), s["median"], s["rss"]))
-            sizes.add(f"{groups:,} x {partitions:,}")
-    return sorted(points), sizes
+        x = x_of(rtt, groups, partitions)
+        sizes.add(f"{groups:,} x {partitions:,}")
+        if s:
+            points.append((x, s["median"], s["rss"]))
+        else:
+            wall = statistics.median(r["wall"] for r in measured)
+            failed.append((x, wall, max(r["rss_mib"] for r in measured)))
+    return sorted(points), sorted(failed), sizes
 
 
 def chart(results, out):
@@ -150,7 +178,7 @@ def chart(results, out):
                 (KCG, "--to-current --dry-run --export", "kafka-consumer-groups --export", "-s"),
             ],
             "rows (groups x partitions)",
-            True,
+            "xy",
         ),
         (
             "latency",
@@ -163,21 +191,30 @@ def chart(results, out):
                 (KCG, "--from-file --execute", "kafka-consumer-groups --from-file", "--s"),
             ],
             "added round trip (ms)",
-            False,
+            "y",
         ),
     ]
     for column, (mode, x_of, lines, xlabel, log) in enumerate(panels):
         runs = results.get(mode)
+        if mode == "rows" and runs:
+            # kafka-consumer-groups also run with a larger heap than its default.
+            for op in sorted({o for (_, _, _, t, o) in runs if t == KCG and o.startswith(EXPORT + " (")}):
+                heap = op[len(EXPORT) + 2 : -1]
+                lines = lines + [(KCG, op, f"kafka-consumer-groups --export, {heap}", "--s")]
         time_ax, mem_ax = axes[0][column], axes[1][column]
         for tool, op, label, fmt in lines:
-            points, sizes = series(runs, tool, op, x_of) if runs else ([], set())
-            if not points:
-                continue
+            points, failed, sizes = series(runs, tool, op, x_of) if runs else ([], [], set())
             if mode == "latency" and len(sizes) == 1:
                 label += f", {sizes.pop()}"
-            xs = [p[0] for p in points]
-            time_ax.plot(xs, [p[1] for p in points], fmt, label=label, **styles[tool])
-            mem_ax.plot(xs, [p[2] for p in points], fmt, label=label, **styles[tool])
+            if points:
+                xs = [p[0] for p in points]
+                time_ax.plot(xs, [p[1] for p in points], fmt, label=label, **styles[tool])
+                mem_ax.plot(xs, [p[2] for p in points], fmt, label=label, **styles[tool])
+            if failed:
+                xs = [p[0] for p in failed]
+                fail_label = f"{label}: failed (until it gave up)"
+                time_ax.plot(xs, [p[1] for p in failed], "x", ms=10, mew=2, label=fail_label, **styles[tool])
+                mem_ax.plot(xs, [p[2] for p in failed], "x", ms=10, mew=2, label=fail_label, **styles[tool])
         time_ax.set_title(f"{mode}: wall time (median)")
         mem_ax.set_title(f"{mode}: peak resident memory")
         time_ax.set_ylabel("seconds")
@@ -185,8 +222,11 @@ def chart(results, out):
         for ax in (time_ax, mem_ax):
             ax.set_xlabel(xlabel)
             ax.grid(True, which="both", alpha=0.3)
-            if log:
+            if "x" in log:
                 ax.set_xscale("log")
+            if "y" in log and ax is time_ax:
+                ax.set_yscale("log")
+            elif "y" in log and "x" in log:
                 ax.set_yscale("log")
             if ax.lines:
                 ax.legend(fontsize=8)
