@@ -1,0 +1,299 @@
+"""Tables and chart of `scripts/bench compare|latency|rows`, from the CSV files they write.
+
+    python benches/report.py RESULTS_DIR BENCHES_DIR
+
+Reads RESULTS_DIR/{compare,latency,rows}.csv (one line per measured command) and the notes
+next to them (MODE.md: machine, versions, commands), prints one Markdown table per mode, writes
+the chart BENCHES_DIR/scale.png and replaces the generated section of BENCHES_DIR/RESULTS.md
+(between its two markers; appended on first use). Nothing here measures anything.
+"""
+
+import csv
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+MODES = ["compare", "latency", "rows"]
+BEGIN = "<!-- scripts/bench compare|latency|rows: generated section, do not edit by hand -->"
+END = "<!-- end of the generated section -->"
+OV, KCG = "offset-vault", "kafka-consumer-groups"
+# The kafka-consumer-groups commands that do what each offset-vault operation does: its operation
+# names start with one of these (a variant adds e.g. its heap size in parentheses).
+COUNTERPART = {
+    "snapshot --all-groups": "--to-current --dry-run --export",
+    "restore --execute": "--from-file --execute",
+    "restore --execute --settle 0": "--from-file --execute",
+    "restore --execute --settle 0 --no-undo": "--from-file --execute",
+}
+EXPORT = COUNTERPART["snapshot --all-groups"]
+TITLES = {
+    "compare": "offset-vault and kafka-consumer-groups on the same groups",
+    "latency": "Through a network round trip (TCP delay proxy)",
+    "rows": "Snapshot size: 100,000 to 3,000,000 rows",
+}
+
+
+def load(path):
+    """Measurements grouped by (rtt, groups, partitions, tool, operation), in file order."""
+    runs = defaultdict(list)
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            key = (
+                int(row["rtt_ms"]),
+                int(row["groups"]),
+                int(row["partitions"]),
+                row["tool"],
+                row["operation"],
+            )
+            runs[key].append(
+                {
+                    "wall": float(row["wall_s"]),
+                    "rss_mib": int(row["max_rss_kib"]) / 1024,
+                    "rows": int(row["rows"]),
+                    "exit": int(row["exit_code"]),
+                }
+            )
+    return runs
+
+
+def succeeded(run):
+    """Exit code 0, and for a command that prints offsets, some offsets: kafka-consumer-groups
+    prints `Error: ... Java heap space` and still exits 0 when its heap is too small."""
+    return run["exit"] == 0 and run["rows"] > 0
+
+
+def summary(runs):
+    """Median and minimum wall time and largest peak memory of the successful runs."""
+    ok = [r for r in runs if succeeded(r)]
+    if not ok:
+        return None
+    walls = [r["wall"] for r in ok]
+    return {
+        "n": len(ok),
+        "failed": len(runs) - len(ok),
+        "median": statistics.median(walls),
+        "min": min(walls),
+        "rss": max(r["rss_mib"] for r in ok),
+        "rows": max(r["rows"] for r in ok),
+    }
+
+
+def seconds(s):
+    return f"{s:.2f} s" if s < 100 else f"{s:.0f} s"
+
+
+def cell(runs):
+    s = summary(runs)
+    if s is None:
+        why = "no offsets printed" if runs[0]["exit"] == 0 else "error"
+        rss = max(r["rss_mib"] for r in runs)
+        wall = statistics.median(r["wall"] for r in runs)
+        return (
+            f"failed after {seconds(wall)}: exit {runs[0]['exit']}, {why} (see the log)",
+            f"{rss:.0f} MiB",
+            None,
+        )
+    note = f", {s['failed']} failed" if s["failed"] else ""
+    return (
+        f"{seconds(s['median'])} (min {seconds(s['min'])}, {s['n']} run{'s' if s['n'] > 1 else ''}{note})",
+        f"{s['rss']:.0f} MiB",
+        s,
+    )
+
+
+def ratio(a, b):
+    return f"{a / b:.1f}x" if a and b else "-"
+
+
+def table(runs):
+    """One line per offset-vault operation, with its kafka-consumer-groups counterpart."""
+    lines = [
+        "| round trip | groups x partitions | offset-vault | time | peak RSS "
+        "| kafka-consumer-groups | time | peak RSS | time ratio | RSS ratio |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for (rtt, groups, partitions, tool, op), measured in runs.items():
+        if tool != OV:
+            continue
+        ov_time, ov_rss, ov = cell(measured)
+        size = f"{groups:,} x {partitions:,}"
+        rows = f" ({ov['rows']:,} rows)" if ov and "--all-groups" in op else ""
+        counterpart = COUNTERPART.get(op)
+        variants = [
+            (o, r)
+            for (r_rtt, r_g, r_p, t, o), r in runs.items()
+            if t == KCG and (r_rtt, r_g, r_p) == (rtt, groups, partitions)
+            and counterpart and o.startswith(counterpart)
+        ] or [(None, None)]
+        for kcg_op, kcg_runs in variants:
+            if kcg_runs:
+                k_time, k_rss, k = cell(kcg_runs)
+                k_rows = f" ({k['rows']:,} rows)" if k and kcg_op.startswith(EXPORT) else ""
+                t_ratio = ratio(k and k["median"], ov and ov["median"])
+                m_ratio = ratio(k and k["rss"], ov and ov["rss"])
+                kcg_cell = f"`{kcg_op}`{k_rows}"
+            else:
+                k_time = k_rss = t_ratio = m_ratio = "-"
+                kcg_cell = "(none)"
+            lines.append(
+                f"| {rtt} ms | {size} | `{op}`{rows} | {ov_time} | {ov_rss} | {kcg_cell} "
+                f"| {k_time} | {k_rss} | {t_ratio} | {m_ratio} |"
+            )
+    return "\n".join(lines)
+
+
+def series(runs, tool, op, x_of):
+    """(x, median wall, peak RSS) points of one tool's operation, sorted by x; the same for the
+    sizes where every run failed (time and memory until it gave up); and the sizes."""
+    points, failed, sizes = [], [], set()
+    for (rtt, groups, partitions, t, o), measured in runs.items():
+        if t != tool or o != op:
+            continue
+        s = summary(measured)
+        x = x_of(rtt, groups, partitions)
+        sizes.add(f"{groups:,} x {partitions:,}")
+        if s:
+            points.append((x, s["median"], s["rss"]))
+        else:
+            wall = statistics.median(r["wall"] for r in measured)
+            failed.append((x, wall, max(r["rss_mib"] for r in measured)))
+    return sorted(points), sorted(failed), sizes
+
+
+def chart(results, out):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(12, 9))
+    styles = {OV: dict(color="tab:blue"), KCG: dict(color="tab:red")}
+    panels = [
+        (
+            "rows",
+            lambda rtt, g, p: g * p,
+            [
+                (OV, "snapshot --all-groups", "offset-vault snapshot", "-o"),
+                (KCG, "--to-current --dry-run --export", "kafka-consumer-groups --export", "-s"),
+            ],
+            "rows (groups x partitions)",
+            "xy",
+        ),
+        (
+            "latency",
+            lambda rtt, g, p: rtt,
+            [
+                (OV, "snapshot --all-groups", "offset-vault snapshot", "-o"),
+                (KCG, "--to-current --dry-run --export", "kafka-consumer-groups --export", "-s"),
+                (OV, "restore --execute", "offset-vault restore (undo, settle 3 s)", "--o"),
+                (OV, "restore --execute --settle 0", "offset-vault restore (undo, no settle)", ":o"),
+                (KCG, "--from-file --execute", "kafka-consumer-groups --from-file", "--s"),
+            ],
+            "added round trip (ms)",
+            "y",
+        ),
+    ]
+    for column, (mode, x_of, lines, xlabel, log) in enumerate(panels):
+        runs = results.get(mode)
+        if mode == "rows" and runs:
+            # kafka-consumer-groups also run with a larger heap than its default.
+            for op in sorted({o for (_, _, _, t, o) in runs if t == KCG and o.startswith(EXPORT + " (")}):
+                heap = op[len(EXPORT) + 2 : -1]
+                lines = lines + [(KCG, op, f"kafka-consumer-groups --export, {heap}", "--s")]
+        time_ax, mem_ax = axes[0][column], axes[1][column]
+        for tool, op, label, fmt in lines:
+            points, failed, sizes = series(runs, tool, op, x_of) if runs else ([], [], set())
+            if mode == "latency" and len(sizes) == 1:
+                label += f", {sizes.pop()}"
+            if points:
+                xs = [p[0] for p in points]
+                time_ax.plot(xs, [p[1] for p in points], fmt, label=label, **styles[tool])
+                mem_ax.plot(xs, [p[2] for p in points], fmt, label=label, **styles[tool])
+            if failed:
+                xs = [p[0] for p in failed]
+                fail_label = f"{label}: failed (until it gave up)"
+                time_ax.plot(xs, [p[1] for p in failed], "x", ms=10, mew=2, label=fail_label, **styles[tool])
+                mem_ax.plot(xs, [p[2] for p in failed], "x", ms=10, mew=2, label=fail_label, **styles[tool])
+        time_ax.set_title(f"{mode}: wall time (median)")
+        mem_ax.set_title(f"{mode}: peak resident memory")
+        time_ax.set_ylabel("seconds")
+        mem_ax.set_ylabel("MiB")
+        for ax in (time_ax, mem_ax):
+            ax.set_xlabel(xlabel)
+            ax.grid(True, which="both", alpha=0.3)
+            if "x" in log:
+                ax.set_xscale("log")
+            if "y" in log and ax is time_ax:
+                ax.set_yscale("log")
+            elif "y" in log and "x" in log:
+                ax.set_yscale("log")
+            if ax.lines:
+                ax.legend(fontsize=8)
+            else:
+                ax.text(0.5, 0.5, f"no results of scripts/bench {mode}", ha="center", transform=ax.transAxes)
+    fig.suptitle("offset-vault beside kafka-consumer-groups (scripts/bench rows and latency)")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+
+
+def section(results, notes):
+    parts = [
+        BEGIN,
+        "## Side by side with kafka-consumer-groups",
+        "",
+        "`scripts/bench compare`, `scripts/bench latency` and `scripts/bench rows` (driver: "
+        "`scripts/bench`, seeding: `examples/bench_seed.rs`, proxy: `examples/latency_proxy.rs`, "
+        "this section and the chart: `benches/report.py`) seed empty groups with one committed "
+        "offset per partition, then run the release binary and the real `kafka-consumer-groups` "
+        "one after the other on the same groups, each under `/usr/bin/time -v`. Wall time "
+        "includes process start (for `kafka-consumer-groups`, a JVM). Time is the median of the "
+        "runs; peak RSS the largest. Ratios are kafka-consumer-groups divided by offset-vault: "
+        "above 1, offset-vault is faster or smaller. The snapshot and the export both read every "
+        "group of the cluster (`--all-groups`), so their row counts are shown. Before each "
+        "restore run the offsets are moved away from the snapshot's, so every restore changes "
+        "every partition.",
+        "",
+        "![time and peak memory against rows and round trip](scale.png)",
+        "",
+    ]
+    for mode in MODES:
+        if mode not in results:
+            continue
+        parts += [f"### {TITLES[mode]}", ""]
+        if mode in notes:
+            parts += [notes[mode].rstrip(), ""]
+        parts += [table(results[mode]), ""]
+    parts.append(END)
+    return "\n".join(parts) + "\n"
+
+
+def main():
+    results_dir, benches_dir = Path(sys.argv[1]), Path(sys.argv[2])
+    results, notes = {}, {}
+    for mode in MODES:
+        path = results_dir / f"{mode}.csv"
+        if path.exists():
+            results[mode] = load(path)
+            md = results_dir / f"{mode}.md"
+            if md.exists():
+                notes[mode] = md.read_text()
+            print(f"\n{TITLES[mode]}\n\n{table(results[mode])}")
+    if not results:
+        sys.exit(f"no results in {results_dir}: run scripts/bench compare, latency or rows first")
+    chart(results, benches_dir / "scale.png")
+    doc_path = benches_dir / "RESULTS.md"
+    doc = doc_path.read_text()
+    generated = section(results, notes)
+    if BEGIN in doc and END in doc:
+        head, rest = doc.split(BEGIN, 1)
+        tail = rest.split(END, 1)[1]
+        doc = head + generated.rstrip("\n") + tail
+    else:
+        doc = doc.rstrip("\n") + "\n\n" + generated
+    doc_path.write_text(doc)
+    print(f"\nwrote {benches_dir / 'scale.png'} and the generated section of {doc_path}")
+
+
+if __name__ == "__main__":
+    main()
