@@ -487,9 +487,15 @@ impl KafkaClient {
         partitions: &BTreeSet<TopicPartition>,
         query: OffsetQuery,
     ) -> Result<HashMap<TopicPartition, std::result::Result<i64, String>>> {
-        const ATTEMPTS: u32 = 4;
+        // Leadership moves and new partitions' first elections answer with an error for a while:
+        // ask the failed partitions again, backing off up to a second, for about 7 s at most
+        // (and never past the timeout).
+        let deadline = Instant::now() + self.timeout();
         let mut answers = self.list_offsets(partitions, query).await?;
-        for attempt in 1..ATTEMPTS {
+        for attempt in 1..=10u64 {
+            if Instant::now() >= deadline {
+                break;
+            }
             let failed: BTreeSet<TopicPartition> = partitions
                 .iter()
                 .filter(|tp| !matches!(answers.get(*tp), Some(Ok(_))))
@@ -498,7 +504,7 @@ impl KafkaClient {
             if failed.is_empty() {
                 break;
             }
-            tokio::time::sleep(Duration::from_millis(200 * u64::from(attempt))).await;
+            tokio::time::sleep(Duration::from_millis((200 * attempt).min(1000))).await;
             answers.extend(self.list_offsets(&failed, query).await?);
         }
         for tp in partitions {
