@@ -93,10 +93,14 @@ pub async fn read(
             .await?;
     }
     let ids: Vec<String> = groups.iter().map(|g| g.group_id.clone()).collect();
-    let (described, offsets, (_, topics)) = futures::try_join!(
+    let names: BTreeSet<String> = groups
+        .iter()
+        .flat_map(|g| g.partitions.iter().map(|p| p.topic.clone()))
+        .collect();
+    let (described, offsets, topics) = futures::try_join!(
         kafka.describe_groups(ids.clone()),
         kafka.group_offsets(ids),
-        kafka.metadata()
+        kafka.partition_counts(names.into_iter().collect())
     )?;
     let mut view = LiveView {
         topics,

@@ -227,6 +227,30 @@ impl KafkaClient {
         .await
     }
 
+    /// The brokers as `id@host:port` (from the direct path's metadata when it is on).
+    pub async fn brokers(&self) -> Result<Vec<String>> {
+        match self.wire().await {
+            Some(wire) => Ok(wire.broker_list()),
+            None => Ok(self.metadata().await?.0),
+        }
+    }
+
+    /// The partition count of each named topic that exists. With the direct path, one Metadata
+    /// request for those topics; without it, librdkafka's metadata of every topic.
+    pub async fn partition_counts(&self, topics: Vec<String>) -> Result<BTreeMap<String, i32>> {
+        if let Some(wire) = self.wire().await {
+            return wire.partition_counts(&topics).await;
+        }
+        let wanted: BTreeSet<String> = topics.into_iter().collect();
+        Ok(self
+            .metadata()
+            .await?
+            .1
+            .into_iter()
+            .filter(|(t, _)| wanted.contains(t))
+            .collect())
+    }
+
     /// Each existing topic's id, for the named topics (one DescribeTopics request).
     pub async fn topic_ids(&self, topics: Vec<String>) -> Result<BTreeMap<String, String>> {
         let me = self.clone();
@@ -318,15 +342,27 @@ impl KafkaClient {
             .await;
         };
         let types = self.group_types(&groups).await?;
+        let mut out = Vec::new();
         let mut by_type: BTreeMap<GroupType, Vec<String>> = BTreeMap::new();
         for g in &groups {
+            // An Empty group has no members: its listing says all a description would.
+            if let Some(l) = types.get(g).filter(|l| l.state == GroupState::Empty) {
+                out.push(GroupDescription {
+                    group_id: g.clone(),
+                    state: GroupState::Empty,
+                    group_type: l.group_type,
+                    is_simple: l.is_simple,
+                    members: Vec::new(),
+                    error: None,
+                });
+                continue;
+            }
             let t = match types.get(g).map(|l| l.group_type) {
                 Some(t @ (GroupType::Share | GroupType::Consumer | GroupType::Streams)) => t,
                 _ => GroupType::Classic,
             };
             by_type.entry(t).or_default().push(g.clone());
         }
-        let mut out = Vec::new();
         for (t, ids) in by_type {
             if t == GroupType::Streams {
                 out.extend(ids.iter().map(|g| GroupDescription {
@@ -339,7 +375,14 @@ impl KafkaClient {
                 }));
                 continue;
             }
-            for (g, d) in wire.describe(&ids, t).await {
+            let started = Instant::now();
+            let answers = wire.describe(&ids, t).await;
+            tracing::debug!(
+                "described {} {t} group(s) in {:?}",
+                ids.len(),
+                started.elapsed()
+            );
+            for (g, d) in answers {
                 let (state, members, is_simple) = match d {
                     Ok(d) => (d.state, d.members, d.protocol_type.is_empty()),
                     Err(e) => (GroupState::Unknown(e.to_string()), Vec::new(), false),

@@ -339,13 +339,15 @@ pub async fn capture(
     .await?;
     let ids: Vec<String> = wanted.keys().cloned().collect();
     crate::progress::stage("groups: committed offsets read", ids.len() as u64);
+    let started = std::time::Instant::now();
     let (described, mut offsets, metadata) = futures::join!(
         kafka.describe_groups(ids.clone()),
         kafka.group_offsets_each(ids.clone()),
-        kafka.metadata()
+        kafka.brokers()
     );
+    tracing::debug!("groups read: {} in {:?}", ids.len(), started.elapsed());
     let described = described?;
-    let brokers = metadata?.0;
+    let brokers = metadata?;
     crate::failpoint::hit("snapshot-after-describe");
     let described: BTreeMap<String, GroupDescription> = described
         .into_iter()
@@ -531,9 +533,15 @@ async fn fill_partition_state(
         .flat_map(|g| g.partitions.iter().map(|p| (p.topic.clone(), p.partition)))
         .collect();
     let topics: BTreeSet<String> = partitions.iter().map(|(t, _)| t.clone()).collect();
+    let started = std::time::Instant::now();
     let (marks, ids) = futures::join!(
         kafka.watermarks(&partitions),
         kafka.topic_ids(topics.into_iter().collect())
+    );
+    tracing::debug!(
+        "log offsets of {} partitions and topic ids: {:?}",
+        partitions.len(),
+        started.elapsed()
     );
     let marks = marks?;
     let ids = ids.map_err(|e| unreadable("the topic ids".into(), &e))?;

@@ -276,6 +276,7 @@ impl Cluster {
                 })
                 .collect(),
         );
+        let t0 = std::time::Instant::now();
         let resp = match conn.call(&req, v).await {
             Ok(r) => r,
             Err(e) => {
@@ -283,6 +284,11 @@ impl Cluster {
                 return Err(e);
             }
         };
+        tracing::debug!(
+            "OffsetFetch of {} group(s): {:?}",
+            batch.len(),
+            t0.elapsed()
+        );
         let mut out = Vec::new();
         for g in resp.groups {
             let id = g.group_id.0.to_string();
@@ -358,7 +364,13 @@ impl Cluster {
                 })
                 .collect(),
         );
+        let started = std::time::Instant::now();
         let body = conn.call_raw(&req, v).await?;
+        tracing::debug!(
+            "DescribeShareGroupOffsets of {} group(s): {:?}",
+            batch.len(),
+            started.elapsed()
+        );
         let groups = decode_share_offsets(body, v).map_err(|e| {
             Error::kafka(
                 "DescribeShareGroupOffsets",

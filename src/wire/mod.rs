@@ -13,7 +13,8 @@ mod tls;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use kafka_protocol::messages::{ApiKey, FindCoordinatorRequest, MetadataRequest};
+use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
+use kafka_protocol::messages::{ApiKey, FindCoordinatorRequest, MetadataRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
 pub use config::WireConfig;
@@ -85,6 +86,11 @@ pub struct Cluster {
     conns: tokio::sync::Mutex<HashMap<String, Arc<Connection>>>,
     /// Group to coordinator, as last found (forgotten when a broker says it moved).
     coordinator_of: std::sync::Mutex<HashMap<String, i32>>,
+    /// The leader of each partition of `__consumer_offsets` (by index; -1 without one), when the
+    /// metadata showed it: a group's coordinator leads the partition its id hashes to.
+    offsets_leaders: Vec<i32>,
+    /// Groups whose coordinator is asked for, never worked out (a broker said it moved).
+    ask_for: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -109,7 +115,7 @@ impl Cluster {
             match Connection::open(addr, &config).await {
                 Ok(conn) => {
                     let conn = Arc::new(conn);
-                    let brokers = match brokers(&conn).await {
+                    let (brokers, offsets_leaders) = match brokers(&conn).await {
                         Ok(b) => b,
                         Err(e) => {
                             last = Some(e);
@@ -122,6 +128,8 @@ impl Cluster {
                         brokers,
                         conns: tokio::sync::Mutex::new(conns),
                         coordinator_of: std::sync::Mutex::new(HashMap::new()),
+                        offsets_leaders,
+                        ask_for: std::sync::Mutex::new(Default::default()),
                     });
                 }
                 // Refused credentials will be refused by every broker.
@@ -135,6 +143,41 @@ impl Cluster {
     /// The ids of all brokers.
     pub fn broker_ids(&self) -> Vec<i32> {
         self.brokers.keys().copied().collect()
+    }
+
+    /// The brokers as `id@host:port`.
+    pub fn broker_list(&self) -> Vec<String> {
+        self.brokers
+            .iter()
+            .map(|(id, addr)| format!("{id}@{addr}"))
+            .collect()
+    }
+
+    /// The partition count of each named topic that exists (one Metadata request).
+    pub async fn partition_counts(&self, topics: &[String]) -> Result<BTreeMap<String, i32>> {
+        if topics.is_empty() {
+            return Ok(BTreeMap::new());
+        }
+        let conn = self.any().await?;
+        let v = conn.require_version(ApiKey::Metadata as i16, 1, 12, "reading topic metadata")?;
+        let req = MetadataRequest::default()
+            .with_topics(Some(
+                topics
+                    .iter()
+                    .map(|t| {
+                        MetadataRequestTopic::default()
+                            .with_name(Some(TopicName(StrBytes::from_string(t.clone()))))
+                    })
+                    .collect(),
+            ))
+            .with_allow_auto_topic_creation(false);
+        let resp = conn.call(&req, v).await?;
+        Ok(resp
+            .topics
+            .into_iter()
+            .filter(|t| t.error_code == code::NONE)
+            .filter_map(|t| Some((t.name?.0.to_string(), t.partitions.len() as i32)))
+            .collect())
     }
 
     async fn conn_to(&self, addr: &str) -> Result<Arc<Connection>> {
@@ -187,11 +230,18 @@ impl Cluster {
         const ATTEMPTS: u32 = 5;
         let mut answers: BTreeMap<String, Result<i32>> = BTreeMap::new();
         let mut wanted: Vec<String> = Vec::new();
-        if let Ok(known) = self.coordinator_of.lock() {
+        if let (Ok(mut known), Ok(ask_for)) = (self.coordinator_of.lock(), self.ask_for.lock()) {
             for g in groups {
-                match known.get(g) {
+                let worked_out = || {
+                    let leader = *self
+                        .offsets_leaders
+                        .get(offsets_partition(g, self.offsets_leaders.len())?)?;
+                    (leader >= 0 && !ask_for.contains(g)).then_some(leader)
+                };
+                match known.get(g).copied().or_else(worked_out) {
                     Some(node) => {
-                        answers.insert(g.clone(), Ok(*node));
+                        known.insert(g.clone(), node);
+                        answers.insert(g.clone(), Ok(node));
                     }
                     None => wanted.push(g.clone()),
                 }
@@ -204,7 +254,13 @@ impl Cluster {
             if attempt > 0 {
                 tokio::time::sleep(std::time::Duration::from_millis(100 << attempt)).await;
             }
+            let t0 = std::time::Instant::now();
             let found = self.find_coordinators_once(&wanted).await;
+            tracing::debug!(
+                "FindCoordinator for {} groups (attempt {attempt}): {:?}",
+                wanted.len(),
+                t0.elapsed()
+            );
             wanted.clear();
             for (g, r) in found {
                 match r {
@@ -307,9 +363,11 @@ impl Cluster {
 
     /// Forgets where groups are coordinated (a broker said it no longer is).
     pub fn forget_coordinators(&self, groups: &[String]) {
-        if let Ok(mut known) = self.coordinator_of.lock() {
+        if let (Ok(mut known), Ok(mut ask_for)) = (self.coordinator_of.lock(), self.ask_for.lock())
+        {
             for g in groups {
                 known.remove(g);
+                ask_for.insert(g.clone());
             }
         }
     }
@@ -333,14 +391,77 @@ impl Cluster {
     }
 }
 
-/// The brokers from a metadata request that names no topic.
-async fn brokers(conn: &Connection) -> Result<BTreeMap<i32, String>> {
+/// The brokers, and the leaders of `__consumer_offsets` if the principal may see them.
+async fn brokers(conn: &Connection) -> Result<(BTreeMap<i32, String>, Vec<i32>)> {
     let v = conn.require_version(ApiKey::Metadata as i16, 1, 12, "reading the broker list")?;
-    let req = MetadataRequest::default().with_topics(Some(Vec::new()));
+    let topic = MetadataRequestTopic::default().with_name(Some(TopicName(
+        StrBytes::from_static_str("__consumer_offsets"),
+    )));
+    let req = MetadataRequest::default()
+        .with_topics(Some(vec![topic]))
+        .with_allow_auto_topic_creation(false);
     let resp = conn.call(&req, v).await?;
-    Ok(resp
+    let mut leaders = Vec::new();
+    if let Some(t) = resp.topics.iter().find(|t| t.error_code == code::NONE) {
+        let n = t
+            .partitions
+            .iter()
+            .map(|p| p.partition_index + 1)
+            .max()
+            .unwrap_or(0);
+        leaders = vec![-1; n.max(0) as usize];
+        for p in &t.partitions {
+            if p.error_code == code::NONE {
+                leaders[p.partition_index as usize] = p.leader_id.0;
+            }
+        }
+    }
+    let brokers = resp
         .brokers
         .into_iter()
         .map(|b| (b.node_id.0, format!("{}:{}", b.host.as_str(), b.port)))
-        .collect())
+        .collect();
+    Ok((brokers, leaders))
+}
+
+/// The `__consumer_offsets` partition a group id maps to, as the broker computes it: the Java
+/// `String.hashCode` of the id, made non-negative the way Kafka's `Utils.abs` does (the minimum
+/// value becomes 0), modulo the partition count. `None` without partitions.
+fn offsets_partition(group: &str, partitions: usize) -> Option<usize> {
+    if partitions == 0 {
+        return None;
+    }
+    let hash = group.encode_utf16().fold(0i32, |h, unit| {
+        h.wrapping_mul(31).wrapping_add(i32::from(unit))
+    });
+    let non_negative = if hash == i32::MIN {
+        0
+    } else {
+        hash.unsigned_abs()
+    };
+    Some(non_negative as usize % partitions)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::offsets_partition;
+
+    #[test]
+    fn group_ids_map_to_partitions_as_the_broker_maps_them() {
+        // (group id, partition of 50) as Kafka 4.3.1 computes them, printed by jshell with
+        // `Utils.abs(s.hashCode()) % 50` from kafka-clients: a positive hash, a negative one,
+        // Integer.MIN_VALUE (which Utils.abs makes 0), and non-ASCII characters.
+        let cases = [
+            ("hello", 22),
+            ("Hello World", 26),
+            ("polygenelubricants", 0),
+            ("connect-orders-sink", 22),
+            ("ovbench-g00042", 49),
+            ("grüße-ü", 38),
+        ];
+        for (group, partition) in cases {
+            assert_eq!(offsets_partition(group, 50), Some(partition), "{group}");
+        }
+        assert_eq!(offsets_partition("g", 0), None);
+    }
 }
