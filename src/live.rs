@@ -97,11 +97,15 @@ pub async fn read(
         .iter()
         .flat_map(|g| g.partitions.iter().map(|p| p.topic.clone()))
         .collect();
-    let (described, offsets, topics) = futures::try_join!(
-        kafka.describe_groups(ids.clone()),
-        kafka.group_offsets(ids),
+    let ((described, offsets), topics) = futures::try_join!(
+        kafka.read_groups(ids),
         kafka.partition_counts(names.into_iter().collect())
     )?;
+    // The first group whose offsets could not be read fails the whole view.
+    let offsets: BTreeMap<String, Vec<crate::kafka::GroupOffset>> = offsets
+        .into_iter()
+        .map(|(g, r)| r.map(|o| (g, o)))
+        .collect::<Result<_>>()?;
     let mut view = LiveView {
         topics,
         ..Default::default()

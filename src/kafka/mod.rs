@@ -40,6 +40,13 @@ pub struct KafkaSettings {
     pub direct: bool,
 }
 
+/// What [`KafkaClient::read_groups`] returns: the groups' descriptions, and each group's
+/// committed offsets (or why they could not be read).
+pub type GroupsRead = (
+    Vec<GroupDescription>,
+    BTreeMap<String, Result<Vec<GroupOffset>>>,
+);
+
 /// A topic-partition key.
 pub type TopicPartition = (String, i32);
 
@@ -334,6 +341,26 @@ impl KafkaClient {
     /// Describes groups of any type. With the direct path: batched per coordinator, each type
     /// with its own request (streams groups from the listing, state only). Without it: librdkafka.
     pub async fn describe_groups(&self, groups: Vec<String>) -> Result<Vec<GroupDescription>> {
+        let types = self.group_types(&groups).await?;
+        self.describe_listed(groups, &types).await
+    }
+
+    /// Descriptions and committed offsets of groups, listing the groups once for both.
+    pub async fn read_groups(&self, groups: Vec<String>) -> Result<GroupsRead> {
+        let types = self.group_types(&groups).await?;
+        let (described, offsets) = futures::join!(
+            self.describe_listed(groups.clone(), &types),
+            self.offsets_listed(groups, &types)
+        );
+        Ok((described?, offsets))
+    }
+
+    /// [`Self::describe_groups`] with the groups' listing (empty without the direct path).
+    async fn describe_listed(
+        &self,
+        groups: Vec<String>,
+        types: &BTreeMap<String, GroupListing>,
+    ) -> Result<Vec<GroupDescription>> {
         let Some(wire) = self.wire().await else {
             let me = self.clone();
             return blocking(move || {
@@ -341,7 +368,6 @@ impl KafkaClient {
             })
             .await;
         };
-        let types = self.group_types(&groups).await?;
         let mut out = Vec::new();
         let mut by_type: BTreeMap<GroupType, Vec<String>> = BTreeMap::new();
         for g in &groups {
@@ -436,18 +462,26 @@ impl KafkaClient {
         &self,
         groups: Vec<String>,
     ) -> BTreeMap<String, Result<Vec<GroupOffset>>> {
-        let Some(wire) = self.wire().await else {
-            return self.group_offsets_one_by_one(groups).await;
-        };
-        let types = match self.group_types(&groups).await {
-            Ok(t) => t,
+        match self.group_types(&groups).await {
+            Ok(types) => self.offsets_listed(groups, &types).await,
             Err(e) => {
                 let text = e.to_string();
-                return groups
+                groups
                     .into_iter()
                     .map(|g| (g, Err(Error::kafka("ListGroups", text.clone()))))
-                    .collect();
+                    .collect()
             }
+        }
+    }
+
+    /// [`Self::group_offsets_each`] with the groups' listing (empty without the direct path).
+    async fn offsets_listed(
+        &self,
+        groups: Vec<String>,
+        types: &BTreeMap<String, GroupListing>,
+    ) -> BTreeMap<String, Result<Vec<GroupOffset>>> {
+        let Some(wire) = self.wire().await else {
+            return self.group_offsets_one_by_one(groups).await;
         };
         let (share, rest): (Vec<String>, Vec<String>) = groups.into_iter().partition(|g| {
             types
@@ -586,23 +620,9 @@ impl KafkaClient {
             .collect())
     }
 
-    /// Commits offsets for an empty group (a share group: sets its start offsets). Each
-    /// partition's answer must be checked by the caller.
+    /// Commits offsets for an empty group of the given type (a share group: sets its start
+    /// offsets). Each partition's answer must be checked by the caller.
     pub async fn alter_group_offsets(
-        &self,
-        group: String,
-        offsets: Vec<GroupOffset>,
-    ) -> Result<Vec<PartitionAnswer>> {
-        let types = self.group_types(std::slice::from_ref(&group)).await?;
-        let group_type = types
-            .get(&group)
-            .map_or(GroupType::Unknown, |l| l.group_type);
-        self.alter_group_offsets_of(group, group_type, offsets)
-            .await
-    }
-
-    /// [`Self::alter_group_offsets`] for a group whose type is known (no listing needed).
-    pub async fn alter_group_offsets_of(
         &self,
         group: String,
         group_type: GroupType,
@@ -610,11 +630,7 @@ impl KafkaClient {
     ) -> Result<Vec<PartitionAnswer>> {
         if group_type == GroupType::Share {
             let wire = self.require_wire("setting share-group offsets").await?;
-            let targets: Vec<(String, i32, i64)> = offsets
-                .iter()
-                .map(|o| (o.topic.clone(), o.partition, o.offset))
-                .collect();
-            return wire.alter_share_offsets(&group, &targets).await;
+            return wire.alter_share_offsets(&group, &offsets).await;
         }
         if let Some(wire) = self.wire().await {
             return wire.commit_offsets(&group, &offsets).await;

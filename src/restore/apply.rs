@@ -301,7 +301,7 @@ async fn commit(
                 g.group_id
             );
             let failed: Vec<String> = match kafka
-                .alter_group_offsets_of(g.group_id.clone(), g.group_type, offsets)
+                .alter_group_offsets(g.group_id.clone(), g.group_type, offsets)
                 .await
             {
                 Ok(answers) => answers

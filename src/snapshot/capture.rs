@@ -340,14 +340,10 @@ pub async fn capture(
     let ids: Vec<String> = wanted.keys().cloned().collect();
     crate::progress::stage("groups: committed offsets read", ids.len() as u64);
     let started = std::time::Instant::now();
-    let (described, mut offsets, metadata) = futures::join!(
-        kafka.describe_groups(ids.clone()),
-        kafka.group_offsets_each(ids.clone()),
-        kafka.brokers()
-    );
+    let (read, brokers) = futures::join!(kafka.read_groups(ids.clone()), kafka.brokers());
     tracing::debug!("groups read: {} in {:?}", ids.len(), started.elapsed());
-    let described = described?;
-    let brokers = metadata?;
+    let (described, mut offsets) = read?;
+    let brokers = brokers?;
     crate::failpoint::hit("snapshot-after-describe");
     let described: BTreeMap<String, GroupDescription> = described
         .into_iter()

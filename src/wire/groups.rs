@@ -15,6 +15,7 @@ use kafka_protocol::messages::{
     OffsetCommitRequest, OffsetFetchRequest, ShareGroupDescribeRequest, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
+use rdkafka::types::RDKafkaErrorCode;
 
 use super::{broker_error, code, Cluster};
 use crate::error::{Error, Result};
@@ -59,9 +60,8 @@ pub struct Described {
     pub members: Vec<GroupMember>,
 }
 
-/// Marks an answer from a broker that no longer coordinates the group (asked again elsewhere).
-const MOVED: &str = "coordinator moved";
-
+/// A group-level error. A broker that does not (or not yet) coordinate the group answers with
+/// the code NotCoordinator, which [`Cluster::per_coordinator`] takes as "ask again elsewhere".
 fn group_error(api: &'static str, code: i16, group: &str, message: Option<&str>) -> Error {
     if matches!(
         code,
@@ -69,12 +69,52 @@ fn group_error(api: &'static str, code: i16, group: &str, message: Option<&str>)
             | code::COORDINATOR_LOAD_IN_PROGRESS
             | code::COORDINATOR_NOT_AVAILABLE
     ) {
-        return Error::kafka(
-            api,
-            format!("group {group}: {MOVED} ({})", super::code_name(code)),
-        );
+        return Error::Kafka {
+            op: api,
+            detail: format!(
+                "group {group}: coordinator moved ({})",
+                super::code_name(code)
+            ),
+            code: Some(RDKafkaErrorCode::NotCoordinator),
+        };
     }
     broker_error(api, code, &format!("group {group}"), message)
+}
+
+fn moved<T>(r: &Result<T>) -> bool {
+    matches!(
+        r,
+        Err(Error::Kafka {
+            code: Some(RDKafkaErrorCode::NotCoordinator),
+            ..
+        })
+    )
+}
+
+/// A partition's answer to a commit: the offset asked for, or the broker's error.
+fn answer(
+    asked: &[GroupOffset],
+    topic: &str,
+    partition: i32,
+    error_code: i16,
+    message: Option<&StrBytes>,
+) -> PartitionAnswer {
+    let result = if error_code == code::NONE {
+        Ok(asked
+            .iter()
+            .find(|o| o.topic == topic && o.partition == partition)
+            .map_or(-1, |o| o.offset))
+    } else {
+        Err(match message {
+            Some(m) => format!("{}: {m}", super::code_name(error_code)),
+            None => super::code_name(error_code),
+        })
+    };
+    PartitionAnswer {
+        topic: topic.to_string(),
+        partition,
+        result,
+    }
 }
 
 fn member(member_id: StrBytes, client_id: StrBytes, host: StrBytes) -> GroupMember {
@@ -220,19 +260,14 @@ impl Cluster {
                 .await;
             wanted.clear();
             for (g, r) in answers.into_iter().flatten() {
-                if matches!(&r, Err(Error::Kafka { detail, .. }) if detail.contains(MOVED)) {
+                if moved(&r) {
                     self.forget_coordinators(std::slice::from_ref(&g));
-                }
-                match r {
-                    Err(Error::Kafka { ref detail, .. })
-                        if round == 0 && detail.contains(MOVED) =>
-                    {
-                        wanted.push(g)
-                    }
-                    r => {
-                        out.insert(g, r);
+                    if round == 0 {
+                        wanted.push(g);
+                        continue;
                     }
                 }
+                out.insert(g, r);
             }
             if wanted.is_empty() {
                 break;
@@ -479,19 +514,13 @@ impl Cluster {
                             | code::COORDINATOR_NOT_AVAILABLE
                             | code::COORDINATOR_LOAD_IN_PROGRESS
                     );
-                    let target = offsets
-                        .iter()
-                        .find(|o| o.topic == t.name.0.as_str() && o.partition == p.partition_index)
-                        .map_or(-1, |o| o.offset);
-                    answers.push(PartitionAnswer {
-                        topic: t.name.0.to_string(),
-                        partition: p.partition_index,
-                        result: if p.error_code == code::NONE {
-                            Ok(target)
-                        } else {
-                            Err(super::code_name(p.error_code))
-                        },
-                    });
+                    answers.push(answer(
+                        offsets,
+                        t.name.0.as_str(),
+                        p.partition_index,
+                        p.error_code,
+                        None,
+                    ));
                 }
             }
             if !moved {
@@ -507,7 +536,7 @@ impl Cluster {
     pub async fn alter_share_offsets(
         &self,
         group: &str,
-        offsets: &[(String, i32, i64)],
+        offsets: &[GroupOffset],
     ) -> Result<Vec<PartitionAnswer>> {
         let node = match self.coordinators(&[group.to_string()]).await.remove(group) {
             Some(r) => r?,
@@ -527,11 +556,11 @@ impl Cluster {
         )?;
         let mut topics: BTreeMap<&str, Vec<alter::AlterShareGroupOffsetsRequestPartition>> =
             BTreeMap::new();
-        for (t, p, o) in offsets {
-            topics.entry(t).or_default().push(
+        for o in offsets {
+            topics.entry(&o.topic).or_default().push(
                 alter::AlterShareGroupOffsetsRequestPartition::default()
-                    .with_partition_index(*p)
-                    .with_start_offset(*o),
+                    .with_partition_index(o.partition)
+                    .with_start_offset(o.offset),
             );
         }
         let req = AlterShareGroupOffsetsRequest::default()
@@ -559,28 +588,13 @@ impl Cluster {
         let mut answers = Vec::new();
         for t in resp.responses {
             for p in t.partitions {
-                let target = offsets
-                    .iter()
-                    .find(|(topic, part, _)| {
-                        topic == t.topic_name.0.as_str() && *part == p.partition_index
-                    })
-                    .map(|(_, _, o)| *o)
-                    .unwrap_or(-1);
-                answers.push(PartitionAnswer {
-                    topic: t.topic_name.0.to_string(),
-                    partition: p.partition_index,
-                    result: if p.error_code == code::NONE {
-                        Ok(target)
-                    } else {
-                        Err(format!(
-                            "{}{}",
-                            super::code_name(p.error_code),
-                            p.error_message
-                                .map(|m| format!(": {m}"))
-                                .unwrap_or_default()
-                        ))
-                    },
-                });
+                answers.push(answer(
+                    offsets,
+                    t.topic_name.0.as_str(),
+                    p.partition_index,
+                    p.error_code,
+                    p.error_message.as_ref(),
+                ));
             }
         }
         Ok(answers)
