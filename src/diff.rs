@@ -326,20 +326,29 @@ pub fn snapshot_rows<'a>(
     wanted: Option<&'a BTreeSet<String>>,
     filter: &'a Filter,
 ) -> impl Iterator<Item = Row> + 'a {
+    group_rows(groups.iter().cloned(), wanted, filter)
+}
+
+/// [`snapshot_rows`] over groups as they are read.
+pub fn group_rows<'a>(
+    groups: impl Iterator<Item = GroupSnapshot> + 'a,
+    wanted: Option<&'a BTreeSet<String>>,
+    filter: &'a Filter,
+) -> impl Iterator<Item = Row> + 'a {
     groups
-        .iter()
         .filter(move |g| wanted.is_none_or(|w| w.contains(&g.group_id)))
         .flat_map(move |g| {
+            let group = g.group_id;
             g.partitions
-                .iter()
+                .into_iter()
                 .filter(move |p| filter.wants_partition(&p.topic, p.partition))
                 .map(move |p| Row {
-                    group: g.group_id.clone(),
-                    topic: p.topic.clone(),
+                    group: group.clone(),
+                    topic: p.topic,
                     partition: p.partition,
                     offset: p.offset,
                     log_start: p.log_start_offset,
-                    topic_id: p.topic_id.clone(),
+                    topic_id: p.topic_id,
                 })
         })
 }

@@ -140,16 +140,44 @@ async fn cmd_list(cli: &Cli, args: &ListArgs) -> Result<i32> {
 async fn cmd_show(cli: &Cli, args: &ShowArgs) -> Result<i32> {
     let store = open_store(cli)?;
     let manifest = repo::resolve(&store, &args.id).await?;
-    let loaded = repo::load_verified(&store, &manifest).await?;
+    let opened = repo::open_verified(&store, &manifest).await?;
     match cli.global.output {
-        OutputFormat::Json => print_json(&json!({
-            "manifest": loaded.manifest,
-            "groups": loaded.content.groups,
-            "connectors": loaded.content.connectors,
-        })),
-        OutputFormat::Table => output::print_snapshot(&loaded),
+        OutputFormat::Json => print_show_json(&opened)?,
+        OutputFormat::Table => output::print_snapshot(&opened)?,
     }
     Ok(exit::OK)
+}
+
+/// `show --output json`, written as the groups are read.
+fn print_show_json(opened: &repo::Opened) -> Result<()> {
+    use std::io::Write;
+    #[derive(serde::Serialize)]
+    struct Doc<'a> {
+        schema_version: u32,
+        manifest: &'a crate::snapshot::Manifest,
+        groups: &'a crate::format::json::SeqOf<'a, crate::snapshot::GroupSnapshot>,
+        connectors: &'a [crate::snapshot::ConnectorSnapshot],
+    }
+    let mut stream = opened.groups();
+    let error = stream.error_slot();
+    let mut groups = std::iter::from_fn(|| stream.next().map(Ok));
+    let seq = crate::format::json::SeqOf::new(&mut groups);
+    let doc = Doc {
+        schema_version: crate::cli::schema::SCHEMA_VERSION,
+        manifest: &opened.manifest,
+        groups: &seq,
+        connectors: &opened.connectors,
+    };
+    let io =
+        |e: &dyn std::fmt::Display| crate::error::Error::Internal(format!("write to stdout: {e}"));
+    let mut out = std::io::BufWriter::new(output::QuietStdout);
+    serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| seq.error_or(|| io(&e)))?;
+    writeln!(out).map_err(|e| io(&e))?;
+    out.flush().map_err(|e| io(&e))?;
+    if let Some(e) = error.lock().expect("not poisoned").take() {
+        return Err(e);
+    }
+    Ok(())
 }
 
 async fn cmd_verify(cli: &Cli, args: &VerifyArgs) -> Result<i32> {

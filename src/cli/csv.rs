@@ -11,11 +11,9 @@ use super::output::print_json;
 use super::{Cli, OutputFormat};
 use crate::error::{exit, Error, Result};
 use crate::format::csv::{self as csv_form, CsvOffset};
-use crate::kafka::{KafkaClient, TopicPartition};
-use crate::snapshot::manifest::{content_sha256, FileEntry, Manifest, Summary, CONNECTORS_FILE};
+use crate::kafka::{GroupType, KafkaClient, TopicPartition};
 use crate::snapshot::model::{
     GroupSnapshot, Member, PartitionOffset, Selection, SnapshotContent, SnapshotKind, SnapshotMeta,
-    FORMAT_VERSION,
 };
 use crate::snapshot::repo;
 use crate::snapshot::{self, Captured};
@@ -24,11 +22,9 @@ use crate::store::Store;
 pub async fn export(cli: &Cli, args: &ExportArgs) -> Result<i32> {
     let store = open_store(cli)?;
     let manifest = repo::resolve(&store, &args.id).await?;
-    let loaded = repo::load_verified(&store, &manifest).await?;
-    let mut content = loaded.content;
-    content.normalize();
+    let opened = repo::open_verified(&store, &manifest).await?;
     for g in &args.groups {
-        if !content.groups.iter().any(|s| &s.group_id == g) {
+        if !manifest.summary.group_ids.contains(g) {
             return Err(Error::NotFound {
                 what: "consumer group in the snapshot",
                 name: g.clone(),
@@ -41,57 +37,85 @@ pub async fn export(cli: &Cli, args: &ExportArgs) -> Result<i32> {
     }
     // kafka-consumer-groups --from-file commits consumer offsets; a share group's start offsets
     // in the same file would be taken for those. They are exported only when named.
-    let (share, groups): (Vec<&GroupSnapshot>, Vec<&GroupSnapshot>) = content
-        .groups
-        .iter()
-        .filter(|g| args.groups.is_empty() || args.groups.contains(&g.group_id))
-        .filter(|g| !g.partitions.is_empty())
-        .partition(|g| {
-            g.group_type == crate::kafka::GroupType::Share && !args.groups.contains(&g.group_id)
-        });
+    let wanted = |g: &GroupSnapshot| {
+        (args.groups.is_empty() || args.groups.contains(&g.group_id)) && !g.partitions.is_empty()
+    };
+    let left_out =
+        |g: &GroupSnapshot| g.group_type == GroupType::Share && !args.groups.contains(&g.group_id);
+    // A first pass counts the groups (the CSV form depends on it); a second writes the rows.
+    let (mut share, mut groups) = (Vec::new(), 0usize);
+    opened.for_each_group(&mut |g| {
+        if wanted(&g) {
+            if left_out(&g) {
+                share.push(g.group_id);
+            } else {
+                groups += 1;
+            }
+        }
+        Ok(())
+    })?;
     if !share.is_empty() {
         crate::noteln!(
             "note: left out share group(s) {}: their share-partition start offsets are not consumer offsets for kafka-consumer-groups --from-file; name one with --group to export it anyway",
-            share.iter().map(|g| g.group_id.as_str()).collect::<Vec<_>>().join(", ")
+            share.join(", ")
         );
     }
-    if groups.is_empty() {
+    if groups == 0 {
         return Err(Error::usage(format!(
             "snapshot {} has no committed offsets for the selected groups: nothing to export",
             manifest.meta.id
         )));
     }
-    let rows: Vec<CsvOffset> = groups
-        .iter()
+    let mut stream = opened.groups();
+    let error = stream.error_slot();
+    let mut rows = stream
+        .by_ref()
+        .filter(|g| wanted(g) && !left_out(g))
         .flat_map(|g| {
-            g.partitions.iter().map(|p| CsvOffset {
-                group: Some(g.group_id.clone()),
-                topic: p.topic.clone(),
-                partition: p.partition,
-                offset: p.offset,
-                line: 0,
+            let group = g.group_id;
+            g.partitions.into_iter().map(move |p| {
+                Ok(CsvOffset {
+                    group: Some(group.clone()),
+                    topic: p.topic,
+                    partition: p.partition,
+                    offset: p.offset,
+                    line: 0,
+                })
             })
-        })
-        .collect();
-    let bytes = csv_form::encode(&rows, groups.len() > 1)?;
+        });
+    let stream_error = || error.lock().expect("not poisoned").take();
     match &args.file {
         Some(path) => {
-            std::fs::write(path, &bytes)
-                .map_err(|e| Error::usage(format!("--file {}: {e}", path.display())))?;
+            // Written next to the target and renamed over it once complete: a failed export
+            // leaves the file as it was.
+            let target =
+                |e: &dyn std::fmt::Display| Error::usage(format!("--file {}: {e}", path.display()));
+            let dir = match path.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                _ => std::path::PathBuf::from("."),
+            };
+            let tmp = tempfile::NamedTempFile::new_in(&dir).map_err(|e| target(&e))?;
+            let written = csv_form::encode_to(
+                std::io::BufWriter::new(tmp.as_file()),
+                &mut rows,
+                groups > 1,
+            )?;
+            if let Some(e) = stream_error() {
+                return Err(e);
+            }
+            tmp.persist(path).map_err(|e| target(&e.error))?;
             crate::noteln!(
-                "{} offset(s) of {} group(s) from snapshot {} written to {}",
-                rows.len(),
-                groups.len(),
+                "{written} offset(s) of {groups} group(s) from snapshot {} written to {}",
                 manifest.meta.id,
                 path.display()
             );
         }
         None => {
-            use std::io::Write;
-            let mut out = crate::cli::output::QuietStdout;
-            out.write_all(&bytes)
-                .and_then(|()| out.flush())
-                .map_err(|e| Error::Internal(format!("write to stdout: {e}")))?;
+            let out = std::io::BufWriter::new(crate::cli::output::QuietStdout);
+            csv_form::encode_to(out, &mut rows, groups > 1)?;
+            if let Some(e) = stream_error() {
+                return Err(e);
+            }
         }
     }
     Ok(exit::OK)
@@ -192,7 +216,7 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> Result<i32> {
         }
     }
     crate::progress::finish();
-    let captured = build(&kafka, &args.format, groups, brokers, tags);
+    let captured = build(&kafka, &args.format, groups, brokers, tags)?;
     for w in &warnings {
         tracing::warn!("{w}");
     }
@@ -227,7 +251,7 @@ fn build(
     groups: Vec<GroupSnapshot>,
     brokers: Vec<String>,
     tags: BTreeMap<String, String>,
-) -> Captured {
+) -> Result<Captured> {
     let mut content = SnapshotContent {
         groups,
         connectors: vec![],
@@ -249,25 +273,5 @@ fn build(
         undo_of: None,
         partial: vec![],
     };
-    let mut manifest = Manifest {
-        format_version: FORMAT_VERSION.into(),
-        meta,
-        format: *format,
-        summary: Summary::of(&content),
-        content_sha256: content_sha256(&content),
-        files: [format.offsets_file(), CONNECTORS_FILE]
-            .into_iter()
-            .map(|name| FileEntry {
-                name: name.into(),
-                size: 0,
-                sha256: String::new(),
-            })
-            .collect(),
-    };
-    manifest.assign_id();
-    Captured {
-        manifest,
-        content,
-        warnings: vec![],
-    }
+    Captured::from_content(meta, *format, content, vec![])
 }

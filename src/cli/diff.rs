@@ -13,15 +13,15 @@ use super::archive::DiffArgs;
 use super::commands::open_store;
 use super::{Cli, OutputFormat};
 use crate::diff::{
-    diff_connector, snapshot_rows, ConnectorDiff, ConnectorView, Filter, PartitionDiff, Row,
+    diff_connector, group_rows, ConnectorDiff, ConnectorView, Filter, PartitionDiff, Row,
 };
 use crate::error::{exit, Error, Result};
 use crate::kafka::KafkaClient;
 use crate::live::LiveView;
 use crate::snapshot::choose::{choose, Choice, Eligible};
-use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot, SnapshotContent};
+use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot};
 use crate::snapshot::redact::redact_config;
-use crate::snapshot::repo::{self, Loaded};
+use crate::snapshot::repo::{self, Opened};
 use crate::timeutil::parse_time;
 
 /// One side of the comparison, as asked for.
@@ -59,25 +59,41 @@ fn sides(args: &DiffArgs, now: DateTime<Utc>) -> Result<(Side, Side)> {
     }
 }
 
-/// A side once read: its label, and its groups and connectors.
+/// A side once read: its label, its connectors, and (for a snapshot) the verified snapshot,
+/// whose groups are read from its local offsets file as the comparison needs them.
 struct Read {
     label: Value,
     cluster_id: String,
-    groups: Vec<GroupSnapshot>,
+    opened: Option<Opened>,
     connectors: Vec<ConnectorSnapshot>,
 }
 
-fn from_loaded(loaded: Loaded) -> Read {
-    let m = loaded.manifest;
-    let mut content: SnapshotContent = loaded.content;
-    content.normalize();
+fn from_opened(opened: Opened) -> Read {
+    let m = &opened.manifest;
     Read {
         label: json!({"snapshot": m.meta.id, "created_at": m.meta.created_at, "kind": m.meta.kind}),
-        cluster_id: m.meta.cluster_id,
-        groups: content.groups,
-        connectors: content.connectors,
+        cluster_id: m.meta.cluster_id.clone(),
+        connectors: opened.connectors.clone(),
+        opened: Some(opened),
     }
 }
+
+/// The rows of a snapshot side, read anew each time; a read error is kept in `errors`.
+fn opened_rows<'a>(
+    read: &'a Read,
+    wanted: Option<&'a BTreeSet<String>>,
+    filter: &'a Filter,
+    errors: &std::cell::RefCell<Vec<ErrorSlot>>,
+) -> Box<dyn Iterator<Item = Row> + 'a> {
+    let Some(opened) = &read.opened else {
+        return Box::new(std::iter::empty());
+    };
+    let stream = opened.groups();
+    errors.borrow_mut().push(stream.error_slot());
+    Box::new(group_rows(stream, wanted, filter))
+}
+
+type ErrorSlot = std::sync::Arc<std::sync::Mutex<Option<Error>>>;
 
 /// The live rows of the compared groups, sorted like a snapshot's.
 fn live_rows<'a>(
@@ -129,17 +145,17 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
         let eligible = &eligible;
         async move {
             let chosen = choose(store, &choice, eligible).await?;
-            repo::load_verified(store, &chosen.manifest).await
+            repo::open_verified(store, &chosen.manifest).await
         }
     };
     let Side::Snapshot(old_choice) = old_side else {
         unreachable!("the first side is always a snapshot")
     };
-    let old = from_loaded(load(old_choice).await?);
+    let old = from_opened(load(old_choice).await?);
 
     let old_connectors: Vec<&ConnectorSnapshot> = old.connectors.iter().collect();
     let (new, live) = match new_side {
-        Side::Snapshot(choice) => (from_loaded(load(choice).await?), None),
+        Side::Snapshot(choice) => (from_opened(load(choice).await?), None),
         Side::Live => {
             let settings = kafka_settings.expect("read for --live");
             let (read, live) = read_live(cli, settings, args, &filter, &old).await?;
@@ -157,11 +173,12 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
     let mut all_connectors = old_connectors.clone();
     all_connectors.extend(new.connectors.iter());
     let wanted = filter.group_set(&all_connectors);
+    let errors = std::cell::RefCell::new(Vec::new());
     let rows = |which: u8| -> Box<dyn Iterator<Item = Row> + '_> {
         match (which, &live) {
-            (0, _) => Box::new(snapshot_rows(&old.groups, wanted.as_ref(), &filter)),
+            (0, _) => opened_rows(&old, wanted.as_ref(), &filter, &errors),
             (_, Some(l)) => Box::new(live_rows(&l.view, &l.groups, &filter)),
-            (_, None) => Box::new(snapshot_rows(&new.groups, wanted.as_ref(), &filter)),
+            (_, None) => opened_rows(&new, wanted.as_ref(), &filter, &errors),
         }
     };
     let connector_diffs = compare_connectors(
@@ -179,6 +196,11 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
             print::table(&old.label, &new.label, &rows, &shown, &connector_diffs)?
         }
     };
+    for slot in errors.borrow().iter() {
+        if let Some(e) = slot.lock().expect("not poisoned").take() {
+            return Err(e);
+        }
+    }
     let differs = counts.differs() || connector_diffs.iter().any(ConnectorDiff::differs);
     Ok(if args.exit_code && differs {
         exit::FAILURE
@@ -216,12 +238,15 @@ async fn read_live(
     }
     let old_connectors: Vec<&ConnectorSnapshot> = old.connectors.iter().collect();
     let wanted = filter.group_set(&old_connectors);
-    let mut groups: Vec<GroupSnapshot> = old
-        .groups
-        .iter()
-        .filter(|g| wanted.as_ref().is_none_or(|w| w.contains(&g.group_id)))
-        .cloned()
-        .collect();
+    let mut groups: Vec<GroupSnapshot> = Vec::new();
+    if let Some(opened) = &old.opened {
+        opened.for_each_group(&mut |g| {
+            if wanted.as_ref().is_none_or(|w| w.contains(&g.group_id)) {
+                groups.push(g);
+            }
+            Ok(())
+        })?;
+    }
     for g in wanted.iter().flatten() {
         if !groups.iter().any(|s| &s.group_id == g) {
             groups.push(placeholder(g));
@@ -239,7 +264,7 @@ async fn read_live(
     let read = Read {
         label: json!({"live": kafka.bootstrap(), "cluster_id": kafka.cluster_id(), "read_at": Utc::now()}),
         cluster_id: kafka.cluster_id().to_string(),
-        groups: vec![],
+        opened: None,
         connectors: vec![],
     };
     let groups = groups.into_iter().map(|g| g.group_id).collect();

@@ -7,7 +7,8 @@ use comfy_table::presets::UTF8_BORDERS_ONLY;
 use comfy_table::{Cell, CellAlignment, Table};
 use serde_json::{json, Value};
 
-use crate::snapshot::repo::{Listed, Loaded};
+use crate::snapshot::model::GroupSnapshot;
+use crate::snapshot::repo::{Listed, Opened};
 
 static QUIET: AtomicBool = AtomicBool::new(false);
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
@@ -216,8 +217,81 @@ pub fn print_list(listed: &[Listed]) {
     crate::noteln!("{} snapshot(s)", listed.len());
 }
 
-pub fn print_snapshot(loaded: &Loaded) {
-    let m = &loaded.manifest;
+/// The columns of `show`'s partition table; the last five are numbers, aligned right.
+const SHOW_HEADERS: [&str; 9] = [
+    "GROUP",
+    "TYPE",
+    "STATE",
+    "TOPIC",
+    "PARTITION",
+    "OFFSET",
+    "LOG-START",
+    "LOG-END",
+    "LAG",
+];
+
+/// The cells of one group's rows in `show`'s table.
+fn show_rows(g: &GroupSnapshot) -> Vec<[String; 9]> {
+    let head = [
+        g.group_id.clone(),
+        g.group_type.to_string(),
+        g.state.to_string(),
+    ];
+    if g.partitions.is_empty() {
+        let [a, b, c] = head;
+        return vec![[
+            a,
+            b,
+            c,
+            "(no committed offsets)".into(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ]];
+    }
+    g.partitions
+        .iter()
+        .map(|p| {
+            let [a, b, c] = head.clone();
+            [
+                a,
+                b,
+                c,
+                p.topic.clone(),
+                p.partition.to_string(),
+                p.offset.to_string(),
+                opt(p.log_start_offset),
+                opt(p.log_end_offset),
+                opt(p.lag),
+            ]
+        })
+        .collect()
+}
+
+fn show_line(widths: &[usize; 9], cells: &[String; 9]) -> String {
+    let mut line = String::new();
+    for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+        if i > 0 {
+            line.push_str("  ");
+        }
+        let pad = w.saturating_sub(cell.chars().count());
+        if i >= 4 {
+            line.extend(std::iter::repeat_n(' ', pad));
+            line.push_str(cell);
+        } else {
+            line.push_str(cell);
+            line.extend(std::iter::repeat_n(' ', pad));
+        }
+    }
+    line.trim_end().to_string()
+}
+
+/// Prints a verified snapshot: its header, then one line per partition, read from the offsets
+/// file twice (once to measure the columns, once to print), so no step holds all rows.
+pub fn print_snapshot(opened: &Opened) -> crate::error::Result<()> {
+    let m = &opened.manifest;
     crate::outln!("snapshot   {}", m.meta.id);
     crate::outln!("created    {}", m.meta.created_at.to_rfc3339());
     crate::outln!(
@@ -246,49 +320,33 @@ pub fn print_snapshot(loaded: &Loaded) {
         m.files.len()
     );
 
-    let mut t = table(&[
-        "GROUP",
-        "TYPE",
-        "STATE",
-        "TOPIC",
-        "PARTITION",
-        "OFFSET",
-        "LOG-START",
-        "LOG-END",
-        "LAG",
-    ]);
-    for g in &loaded.content.groups {
-        if g.partitions.is_empty() {
-            t.add_row(vec![
-                g.group_id.clone(),
-                g.group_type.to_string(),
-                g.state.to_string(),
-                "(no committed offsets)".into(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-            ]);
+    let mut widths = SHOW_HEADERS.map(str::len);
+    opened.for_each_group(&mut |g| {
+        for row in show_rows(&g) {
+            for (w, cell) in widths.iter_mut().zip(&row) {
+                *w = (*w).max(cell.chars().count());
+            }
         }
-        for p in &g.partitions {
-            t.add_row(vec![
-                g.group_id.clone(),
-                g.group_type.to_string(),
-                g.state.to_string(),
-                p.topic.clone(),
-                p.partition.to_string(),
-                p.offset.to_string(),
-                opt(p.log_start_offset),
-                opt(p.log_end_offset),
-                opt(p.lag),
-            ]);
+        Ok(())
+    })?;
+    let io = |e: std::io::Error| crate::error::Error::Internal(format!("write to stdout: {e}"));
+    let mut out = std::io::BufWriter::new(QuietStdout);
+    writeln!(out).map_err(io)?;
+    writeln!(
+        out,
+        "{}",
+        show_line(&widths, &SHOW_HEADERS.map(String::from))
+    )
+    .map_err(io)?;
+    opened.for_each_group(&mut |g| {
+        for row in show_rows(&g) {
+            writeln!(out, "{}", show_line(&widths, &row)).map_err(io)?;
         }
-    }
-    right(&mut t, &[4, 5, 6, 7, 8]);
-    crate::outln!("\n{t}");
+        Ok(())
+    })?;
+    out.flush().map_err(io)?;
 
-    if !loaded.content.connectors.is_empty() {
+    if !opened.connectors.is_empty() {
         let mut c = table(&[
             "CONNECTOR",
             "TYPE",
@@ -298,7 +356,7 @@ pub fn print_snapshot(loaded: &Loaded) {
             "OFFSETS",
             "REDACTED",
         ]);
-        for conn in &loaded.content.connectors {
+        for conn in &opened.connectors {
             let tasks: Vec<String> = conn
                 .tasks
                 .iter()
@@ -321,4 +379,5 @@ pub fn print_snapshot(loaded: &Loaded) {
         }
         crate::outln!("\n{c}");
     }
+    Ok(())
 }

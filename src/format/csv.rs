@@ -22,12 +22,25 @@ pub struct CsvOffset {
 /// Writes offsets in the one-group form (`with_group` false: the group is left out) or the
 /// several-groups form.
 pub fn encode(rows: &[CsvOffset], with_group: bool) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    encode_to(&mut out, &mut rows.iter().cloned().map(Ok), with_group)?;
+    Ok(out)
+}
+
+/// [`encode`] as the rows come; returns how many were written.
+pub fn encode_to<W: std::io::Write>(
+    out: W,
+    rows: &mut dyn Iterator<Item = Result<CsvOffset>>,
+    with_group: bool,
+) -> Result<u64> {
     let mut w = csv::WriterBuilder::new()
         .has_headers(false)
         .terminator(csv::Terminator::Any(b'\n'))
-        .from_writer(Vec::new());
+        .from_writer(out);
     let fail = |e: csv::Error| Error::Internal(format!("encode CSV: {e}"));
+    let mut n = 0;
     for r in rows {
+        let r = r?;
         let (partition, offset) = (r.partition.to_string(), r.offset.to_string());
         if with_group {
             let group = r.group.as_deref().unwrap_or_default();
@@ -37,9 +50,11 @@ pub fn encode(rows: &[CsvOffset], with_group: bool) -> Result<Vec<u8>> {
             w.write_record([r.topic.as_str(), &partition, &offset])
                 .map_err(fail)?;
         }
+        n += 1;
     }
-    w.into_inner()
-        .map_err(|e| Error::Internal(format!("encode CSV: {e}")))
+    w.flush()
+        .map_err(|e| Error::Internal(format!("encode CSV: {e}")))?;
+    Ok(n)
 }
 
 /// A decoded CSV file.

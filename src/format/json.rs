@@ -1,18 +1,13 @@
 //! JSON encodings: `offsets.json` and `connectors.json`. Offsets are JSON integers, read back as
 //! exact 64-bit values.
 
+use std::cell::RefCell;
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::snapshot::manifest::check_format_version;
 use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot, SnapshotMeta, FORMAT_VERSION};
-
-#[derive(Serialize, Deserialize)]
-struct OffsetsDoc {
-    format_version: String,
-    snapshot: SnapshotMeta,
-    groups: Vec<GroupSnapshot>,
-}
 
 #[derive(Serialize, Deserialize)]
 struct ConnectorsDoc {
@@ -46,16 +41,186 @@ fn decode<T: for<'de> Deserialize<'de>>(path: &str, bytes: &[u8]) -> Result<T> {
 }
 
 pub fn encode_offsets(meta: &SnapshotMeta, groups: &[GroupSnapshot]) -> Result<Vec<u8>> {
-    to_pretty(&OffsetsDoc {
-        format_version: FORMAT_VERSION.into(),
-        snapshot: meta.clone(),
-        groups: groups.to_vec(),
-    })
+    let mut out = Vec::new();
+    write_offsets(&mut out, meta, &mut groups.iter().cloned().map(Ok))?;
+    Ok(out)
 }
 
 pub fn decode_offsets(path: &str, bytes: &[u8]) -> Result<(SnapshotMeta, Vec<GroupSnapshot>)> {
-    let doc: OffsetsDoc = decode(path, bytes)?;
-    Ok((doc.snapshot, doc.groups))
+    let mut groups = Vec::new();
+    let meta = read_offsets(path, bytes, &mut |g| {
+        groups.push(g);
+        Ok(())
+    })?;
+    Ok((meta, groups))
+}
+
+/// A sequence serialized from an iterator, so a document is written without collecting it. The
+/// first error of the iterator is kept in `failed` and stops the serializer.
+pub struct SeqOf<'a, T> {
+    items: RefCell<&'a mut dyn Iterator<Item = Result<T>>>,
+    failed: RefCell<Option<Error>>,
+}
+
+impl<'a, T> SeqOf<'a, T> {
+    pub fn new(items: &'a mut dyn Iterator<Item = Result<T>>) -> Self {
+        SeqOf {
+            items: RefCell::new(items),
+            failed: RefCell::new(None),
+        }
+    }
+
+    /// The iterator's error, when it stopped the serializer; otherwise `other`.
+    pub fn error_or(&self, other: impl FnOnce() -> Error) -> Error {
+        self.failed.borrow_mut().take().unwrap_or_else(other)
+    }
+}
+
+impl<T: Serialize> Serialize for SeqOf<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::{Error as _, SerializeSeq};
+        let mut seq = s.serialize_seq(None)?;
+        let mut items = self.items.borrow_mut();
+        for item in &mut **items {
+            match item {
+                Ok(item) => seq.serialize_element(&item)?,
+                Err(e) => {
+                    *self.failed.borrow_mut() = Some(e);
+                    return Err(S::Error::custom("stopped by a read error"));
+                }
+            }
+        }
+        seq.end()
+    }
+}
+
+/// Writes `offsets.json` (pretty, as [`encode_offsets`] does) as the groups come.
+pub fn write_offsets<W: std::io::Write>(
+    out: W,
+    meta: &SnapshotMeta,
+    groups: &mut dyn Iterator<Item = Result<GroupSnapshot>>,
+) -> Result<W> {
+    #[derive(Serialize)]
+    struct Doc<'a> {
+        format_version: &'a str,
+        snapshot: &'a SnapshotMeta,
+        groups: &'a SeqOf<'a, GroupSnapshot>,
+    }
+    let seq = SeqOf::new(groups);
+    let mut w = std::io::BufWriter::new(out);
+    let doc = Doc {
+        format_version: FORMAT_VERSION,
+        snapshot: meta,
+        groups: &seq,
+    };
+    let encode = |e: &dyn std::fmt::Display| Error::Internal(format!("encode JSON: {e}"));
+    serde_json::to_writer_pretty(&mut w, &doc).map_err(|e| seq.error_or(|| encode(&e)))?;
+    std::io::Write::write_all(&mut w, b"\n").map_err(|e| encode(&e))?;
+    w.into_inner().map_err(|e| encode(&e.error()))
+}
+
+/// Reads `offsets.json` as a stream, handing each group to `each` as it is parsed; only one
+/// group is held at a time. Returns the snapshot metadata.
+pub fn read_offsets<R: std::io::Read>(
+    path: &str,
+    reader: R,
+    each: &mut dyn FnMut(GroupSnapshot) -> Result<()>,
+) -> Result<SnapshotMeta> {
+    use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+    struct Groups<'a, 'b> {
+        each: &'a mut dyn FnMut(GroupSnapshot) -> Result<()>,
+        failed: &'b RefCell<Option<Error>>,
+    }
+    impl<'de> DeserializeSeed<'de> for Groups<'_, '_> {
+        type Value = ();
+        fn deserialize<D: serde::Deserializer<'de>>(
+            self,
+            d: D,
+        ) -> std::result::Result<(), D::Error> {
+            d.deserialize_seq(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Groups<'_, '_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a list of groups")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
+            while let Some(g) = seq.next_element::<GroupSnapshot>()? {
+                if let Err(e) = (self.each)(g) {
+                    *self.failed.borrow_mut() = Some(e);
+                    return Err(de::Error::custom("stopped"));
+                }
+            }
+            Ok(())
+        }
+    }
+    struct DocVisitor<'a, 'b> {
+        path: &'a str,
+        each: &'a mut dyn FnMut(GroupSnapshot) -> Result<()>,
+        failed: &'b RefCell<Option<Error>>,
+    }
+    impl<'de> Visitor<'de> for DocVisitor<'_, '_> {
+        type Value = SnapshotMeta;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an offsets document")
+        }
+        fn visit_map<A: MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> std::result::Result<SnapshotMeta, A::Error> {
+            let (mut version, mut meta, mut groups) = (false, None, false);
+            while let Some(key) = map.next_key::<String>()? {
+                match key.as_str() {
+                    "format_version" => {
+                        let v: String = map.next_value()?;
+                        if let Err(e) = check_format_version(self.path, &v) {
+                            *self.failed.borrow_mut() = Some(e);
+                            return Err(de::Error::custom("stopped"));
+                        }
+                        version = true;
+                    }
+                    "snapshot" => meta = Some(map.next_value::<SnapshotMeta>()?),
+                    "groups" => {
+                        map.next_value_seed(Groups {
+                            each: &mut *self.each,
+                            failed: self.failed,
+                        })?;
+                        groups = true;
+                    }
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            if !version {
+                return Err(de::Error::missing_field("format_version"));
+            }
+            if !groups {
+                return Err(de::Error::missing_field("groups"));
+            }
+            meta.ok_or_else(|| de::Error::missing_field("snapshot"))
+        }
+    }
+
+    let failed = RefCell::new(None);
+    let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::new(reader));
+    let decoded = serde::Deserializer::deserialize_map(
+        &mut de,
+        DocVisitor {
+            path,
+            each,
+            failed: &failed,
+        },
+    )
+    .and_then(|meta| de.end().map(|()| meta));
+    decoded.map_err(|e| {
+        failed.borrow_mut().take().unwrap_or_else(|| Error::Decode {
+            path: path.to_string(),
+            detail: e.to_string(),
+        })
+    })
 }
 
 pub fn encode_connectors(snapshot_id: &str, connectors: &[ConnectorSnapshot]) -> Result<Vec<u8>> {

@@ -33,6 +33,39 @@ pub fn decode_offsets(
     }
 }
 
+/// Writes an offsets file in the given format as the groups come (see
+/// [`parquet::write_offsets`] for `headers`).
+pub fn write_offsets<W: std::io::Write + Send>(
+    format: Format,
+    out: W,
+    meta: &SnapshotMeta,
+    headers: &[GroupSnapshot],
+    groups: &mut dyn Iterator<Item = Result<GroupSnapshot>>,
+) -> Result<W> {
+    match format {
+        Format::Json => json::write_offsets(out, meta, groups),
+        Format::Parquet => parquet::write_offsets(out, meta, headers, groups),
+    }
+}
+
+/// Reads a local offsets file one group at a time; `path` names it in errors. Returns the
+/// snapshot metadata recorded in it.
+pub fn read_offsets(
+    format: Format,
+    path: &str,
+    file: &std::path::Path,
+    each: &mut dyn FnMut(GroupSnapshot) -> Result<()>,
+) -> Result<SnapshotMeta> {
+    let open = std::fs::File::open(file).map_err(|e| crate::error::Error::Decode {
+        path: path.to_string(),
+        detail: format!("cannot open the local copy {}: {e}", file.display()),
+    })?;
+    match format {
+        Format::Json => json::read_offsets(path, open, each),
+        Format::Parquet => parquet::read_offsets(path, open, each),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,6 +178,99 @@ mod tests {
                 prop_assert_eq!(&m, &meta());
                 prop_assert_eq!(&back, &groups);
             }
+        }
+    }
+
+    #[test]
+    fn many_batches_decode_to_the_same_groups_in_order() {
+        // More rows than one record batch and one row group, groups with no rows in between.
+        let groups: Vec<GroupSnapshot> = (0..60)
+            .map(|i| GroupSnapshot {
+                group_id: format!("g{i:03}"),
+                state: GroupState::Empty,
+                protocol_type: "consumer".into(),
+                group_type: GroupType::Classic,
+                members: vec![],
+                connector: None,
+                configs: Default::default(),
+                partitions: (0..if i % 7 == 3 { 0 } else { 3000 })
+                    .map(|p| PartitionOffset {
+                        topic: format!("t{}", p % 3),
+                        partition: p,
+                        offset: i64::from(p) * 3,
+                        leader_epoch: Some(1),
+                        metadata: None,
+                        log_start_offset: Some(0),
+                        log_end_offset: Some(i64::from(p) * 4),
+                        lag: Some(i64::from(p)),
+                        last_record_timestamp: None,
+                        topic_id: None,
+                    })
+                    .collect(),
+            })
+            .collect();
+        for format in [Format::Json, Format::Parquet] {
+            let bytes = encode_offsets(format, &meta(), &groups).unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            let file = dir.path().join("offsets");
+            std::fs::write(&file, &bytes).unwrap();
+            let mut seen = 0;
+            let m = read_offsets(format, "o", &file, &mut |g| {
+                assert_eq!(g, groups[seen], "{format:?}");
+                seen += 1;
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!((m, seen), (meta(), groups.len()), "{format:?}");
+        }
+        let bytes = encode_offsets(Format::Parquet, &meta(), &groups).unwrap();
+        let reader =
+            ::parquet::file::reader::SerializedFileReader::new(bytes::Bytes::from(bytes)).unwrap();
+        let row_groups = ::parquet::file::reader::FileReader::metadata(&reader).num_row_groups();
+        assert!(row_groups > 1, "{row_groups} row group(s)");
+    }
+
+    #[test]
+    fn a_reader_error_stops_the_stream_and_is_returned() {
+        let groups: Vec<GroupSnapshot> = ["a", "b", "c"]
+            .iter()
+            .map(|id| GroupSnapshot {
+                group_id: id.to_string(),
+                state: GroupState::Empty,
+                protocol_type: String::new(),
+                group_type: GroupType::Classic,
+                members: vec![],
+                connector: None,
+                configs: Default::default(),
+                partitions: vec![],
+            })
+            .collect();
+        for format in [Format::Json, Format::Parquet] {
+            let bytes = encode_offsets(format, &meta(), &groups).unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            let file = dir.path().join("offsets");
+            std::fs::write(&file, &bytes).unwrap();
+            let mut seen = Vec::new();
+            let err = read_offsets(format, "o", &file, &mut |g| {
+                seen.push(g.group_id);
+                if seen.len() == 2 {
+                    return Err(crate::error::Error::usage("enough"));
+                }
+                Ok(())
+            })
+            .unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                crate::error::Error::usage("enough").to_string()
+            );
+            assert_eq!(seen, ["a", "b"], "{format:?}");
+            // A write that fails mid-way hands its error back too.
+            let mut failing = groups.iter().cloned().map(Ok).chain(std::iter::once(Err(
+                crate::error::Error::usage("spill lost"),
+            )));
+            let err =
+                write_offsets(format, Vec::new(), &meta(), &groups, &mut failing).unwrap_err();
+            assert!(err.to_string().contains("spill lost"), "{format:?}: {err}");
         }
     }
 

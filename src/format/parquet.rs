@@ -19,6 +19,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
+use parquet::file::reader::ChunkReader;
 
 use crate::error::{Error, Result};
 use crate::snapshot::manifest::check_format_version;
@@ -58,7 +59,100 @@ fn enc_err(e: impl std::fmt::Display) -> Error {
     Error::Internal(format!("encode Parquet: {e}"))
 }
 
+/// Rows per record batch written, and per row group: a reader of the file needs memory for one
+/// row group's columns at a time.
+const BATCH_ROWS: usize = 8192;
+const ROW_GROUP_ROWS: usize = 128 * 1024;
+
 pub fn encode_offsets(meta: &SnapshotMeta, groups: &[GroupSnapshot]) -> Result<Vec<u8>> {
+    let headers: Vec<GroupSnapshot> = groups.iter().map(header).collect();
+    let mut out = Vec::new();
+    write_offsets(
+        &mut out,
+        meta,
+        &headers,
+        &mut groups.iter().cloned().map(Ok),
+    )?;
+    Ok(out)
+}
+
+/// A group without its partitions, as the file's group list holds it.
+pub fn header(g: &GroupSnapshot) -> GroupSnapshot {
+    GroupSnapshot {
+        group_id: g.group_id.clone(),
+        state: g.state.clone(),
+        protocol_type: g.protocol_type.clone(),
+        group_type: g.group_type,
+        members: g.members.clone(),
+        connector: g.connector.clone(),
+        configs: g.configs.clone(),
+        partitions: Vec::new(),
+    }
+}
+
+/// Writes an offsets file as the groups come: `headers` is every group without its partitions
+/// (in the order of `groups`), for the file's group list; the rows are written in batches of
+/// [`BATCH_ROWS`], so only a batch of groups is held at a time.
+pub fn write_offsets<W: std::io::Write + Send>(
+    out: W,
+    meta: &SnapshotMeta,
+    headers: &[GroupSnapshot],
+    groups: &mut dyn Iterator<Item = Result<GroupSnapshot>>,
+) -> Result<W> {
+    // In the file's key-value metadata, and on the Arrow schema too, since readers that rebuild
+    // the schema from it (pyarrow) show only the schema's metadata.
+    let metadata = std::collections::HashMap::from([
+        (KV_FORMAT_VERSION.to_string(), FORMAT_VERSION.to_string()),
+        (
+            KV_SNAPSHOT.to_string(),
+            serde_json::to_string(meta).map_err(enc_err)?,
+        ),
+        (
+            KV_GROUPS.to_string(),
+            serde_json::to_string(headers).map_err(enc_err)?,
+        ),
+    ]);
+    let kv: Vec<KeyValue> = metadata
+        .iter()
+        .map(|(k, v)| KeyValue::new(k.clone(), v.clone()))
+        .collect();
+    let schema = Arc::new(schema().with_metadata(metadata));
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_key_value_metadata(Some(kv))
+        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+        .build();
+    let mut writer = ArrowWriter::try_new(out, schema.clone(), Some(props)).map_err(enc_err)?;
+    let mut pending: Vec<GroupSnapshot> = Vec::new();
+    let mut rows = 0;
+    let mut any = false;
+    for g in groups {
+        let g = g?;
+        rows += g.partitions.len();
+        pending.push(g);
+        if rows >= BATCH_ROWS {
+            writer
+                .write(&batch(&schema, meta, &pending)?)
+                .map_err(enc_err)?;
+            pending.clear();
+            rows = 0;
+            any = true;
+        }
+    }
+    if rows > 0 || !any {
+        writer
+            .write(&batch(&schema, meta, &pending)?)
+            .map_err(enc_err)?;
+    }
+    writer.into_inner().map_err(enc_err)
+}
+
+/// The rows of some groups as one record batch.
+fn batch(
+    schema: &Arc<Schema>,
+    meta: &SnapshotMeta,
+    groups: &[GroupSnapshot],
+) -> Result<RecordBatch> {
     let rows: Vec<(&GroupSnapshot, &PartitionOffset)> = groups
         .iter()
         .flat_map(|g| g.partitions.iter().map(move |p| (g, p)))
@@ -104,41 +198,7 @@ pub fn encode_offsets(meta: &SnapshotMeta, groups: &[GroupSnapshot]) -> Result<V
         ),
         column(&|_, p| p.topic_id.clone()),
     ];
-    let headers: Vec<GroupSnapshot> = groups
-        .iter()
-        .map(|g| GroupSnapshot {
-            partitions: Vec::new(),
-            ..g.clone()
-        })
-        .collect();
-    // In the file's key-value metadata, and on the Arrow schema too, since readers that rebuild
-    // the schema from it (pyarrow) show only the schema's metadata.
-    let metadata = std::collections::HashMap::from([
-        (KV_FORMAT_VERSION.to_string(), FORMAT_VERSION.to_string()),
-        (
-            KV_SNAPSHOT.to_string(),
-            serde_json::to_string(meta).map_err(enc_err)?,
-        ),
-        (
-            KV_GROUPS.to_string(),
-            serde_json::to_string(&headers).map_err(enc_err)?,
-        ),
-    ]);
-    let kv: Vec<KeyValue> = metadata
-        .iter()
-        .map(|(k, v)| KeyValue::new(k.clone(), v.clone()))
-        .collect();
-    let schema = Arc::new(schema().with_metadata(metadata));
-    let batch = RecordBatch::try_new(schema.clone(), columns).map_err(enc_err)?;
-    let props = WriterProperties::builder()
-        .set_compression(Compression::SNAPPY)
-        .set_key_value_metadata(Some(kv))
-        .build();
-    let mut out = Vec::new();
-    let mut writer = ArrowWriter::try_new(&mut out, schema, Some(props)).map_err(enc_err)?;
-    writer.write(&batch).map_err(enc_err)?;
-    writer.close().map_err(enc_err)?;
-    Ok(out)
+    RecordBatch::try_new(schema.clone(), columns).map_err(enc_err)
 }
 
 struct Columns<'a> {
@@ -163,12 +223,29 @@ fn opt<T>(present: bool, value: T) -> Option<T> {
 }
 
 /// Decodes an offsets file; `path` names it in errors.
+pub fn decode_offsets(path: &str, bytes: Bytes) -> Result<(SnapshotMeta, Vec<GroupSnapshot>)> {
+    let mut groups = Vec::new();
+    let meta = read_offsets(path, bytes, &mut |g| {
+        groups.push(g);
+        Ok(())
+    })?;
+    Ok((meta, groups))
+}
+
+/// Reads an offsets file one record batch at a time and hands each group to `each` once its
+/// rows are read (groups with no rows too, in the order of the file's group list). Only one
+/// group and one batch are held. Returns the snapshot metadata.
 ///
 /// The parquet crate panics on some malformed files (a dictionary-encoded page with no dictionary
 /// page, for one). A file that breaks the reader is a file that cannot be decoded: the panic is
 /// turned into [`Error::Decode`].
-pub fn decode_offsets(path: &str, bytes: Bytes) -> Result<(SnapshotMeta, Vec<GroupSnapshot>)> {
-    let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decode(path, bytes)));
+pub fn read_offsets<R: ChunkReader + 'static>(
+    path: &str,
+    reader: R,
+    each: &mut dyn FnMut(GroupSnapshot) -> Result<()>,
+) -> Result<SnapshotMeta> {
+    let decoded =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decode(path, reader, each)));
     decoded.unwrap_or_else(|panic| {
         let reason = panic
             .downcast_ref::<&str>()
@@ -182,13 +259,83 @@ pub fn decode_offsets(path: &str, bytes: Bytes) -> Result<(SnapshotMeta, Vec<Gro
     })
 }
 
-fn decode(path: &str, bytes: Bytes) -> Result<(SnapshotMeta, Vec<GroupSnapshot>)> {
+/// Hands out the groups of the file's group list in order, each filled with its rows.
+struct Assembler<'a> {
+    path: &'a str,
+    headers: Vec<Option<GroupSnapshot>>,
+    index: std::collections::HashMap<String, usize>,
+    /// The next header not handed out yet.
+    next: usize,
+    current: Option<GroupSnapshot>,
+    each: &'a mut dyn FnMut(GroupSnapshot) -> Result<()>,
+}
+
+impl Assembler<'_> {
+    /// The group a row belongs to; hands out the groups before it.
+    fn group(&mut self, g: &str, row: usize) -> Result<&mut GroupSnapshot> {
+        let path = self.path;
+        let dec = |detail: String| Error::Decode {
+            path: path.to_string(),
+            detail,
+        };
+        if self.current.as_ref().is_some_and(|c| c.group_id == g) {
+            return Ok(self.current.as_mut().expect("checked"));
+        }
+        let Some(&i) = self.index.get(g) else {
+            return Err(dec(format!(
+                "row {row}: group {g} is not in the group list"
+            )));
+        };
+        if i < self.next {
+            return Err(dec(format!(
+                "row {row}: the rows of group {g} are not together, in the order of the group list"
+            )));
+        }
+        self.flush()?;
+        while self.next < i {
+            self.hand_out_next()?;
+        }
+        self.current = self.headers[i].take();
+        self.next = i + 1;
+        Ok(self.current.as_mut().expect("each header is taken once"))
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        match self.current.take() {
+            Some(g) => (self.each)(g),
+            None => Ok(()),
+        }
+    }
+
+    fn hand_out_next(&mut self) -> Result<()> {
+        let g = self.headers[self.next].take();
+        self.next += 1;
+        match g {
+            Some(g) => (self.each)(g),
+            None => Ok(()),
+        }
+    }
+
+    fn finish(mut self) -> Result<()> {
+        self.flush()?;
+        while self.next < self.headers.len() {
+            self.hand_out_next()?;
+        }
+        Ok(())
+    }
+}
+
+fn decode<R: ChunkReader + 'static>(
+    path: &str,
+    reader: R,
+    each: &mut dyn FnMut(GroupSnapshot) -> Result<()>,
+) -> Result<SnapshotMeta> {
     let dec = |detail: String| Error::Decode {
         path: path.to_string(),
         detail,
     };
     let builder =
-        ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| dec(e.to_string()))?;
+        ParquetRecordBatchReaderBuilder::try_new(reader).map_err(|e| dec(e.to_string()))?;
     let kv = builder
         .metadata()
         .file_metadata()
@@ -204,15 +351,31 @@ fn decode(path: &str, bytes: Bytes) -> Result<(SnapshotMeta, Vec<GroupSnapshot>)
     check_format_version(path, &value(KV_FORMAT_VERSION)?)?;
     let meta: SnapshotMeta =
         serde_json::from_str(&value(KV_SNAPSHOT)?).map_err(|e| dec(e.to_string()))?;
-    let mut groups: Vec<GroupSnapshot> =
+    let headers: Vec<GroupSnapshot> =
         serde_json::from_str(&value(KV_GROUPS)?).map_err(|e| dec(e.to_string()))?;
-    let index: std::collections::HashMap<String, usize> = groups
-        .iter()
-        .enumerate()
-        .map(|(i, g)| (g.group_id.clone(), i))
-        .collect();
+    let mut index = std::collections::HashMap::new();
+    for (i, g) in headers.iter().enumerate() {
+        if index.insert(g.group_id.clone(), i).is_some() {
+            return Err(dec(format!(
+                "group {} is twice in the group list",
+                g.group_id
+            )));
+        }
+    }
+    let mut groups = Assembler {
+        path,
+        headers: headers.into_iter().map(Some).collect(),
+        index,
+        next: 0,
+        current: None,
+        each,
+    };
 
-    let reader = builder.build().map_err(|e| dec(e.to_string()))?;
+    let reader = builder
+        .with_batch_size(BATCH_ROWS)
+        .build()
+        .map_err(|e| dec(e.to_string()))?;
+    let mut first_row = 0;
     for batch in reader {
         let batch = batch.map_err(|e| dec(e.to_string()))?;
         let c = Columns {
@@ -235,19 +398,17 @@ fn decode(path: &str, bytes: Bytes) -> Result<(SnapshotMeta, Vec<GroupSnapshot>)
             Some(_) => Some(c.get::<StringArray>("topic_id")?),
         };
         for i in 0..batch.num_rows() {
-            let g = group.value(i);
-            let gi = *index
-                .get(g)
-                .ok_or_else(|| dec(format!("row {i}: group {g} is not in the group list")))?;
+            let row = first_row + i;
             let last_ts = if ts.is_valid(i) {
                 Some(
                     DateTime::<Utc>::from_timestamp_millis(ts.value(i))
-                        .ok_or_else(|| dec(format!("row {i}: bad timestamp")))?,
+                        .ok_or_else(|| dec(format!("row {row}: bad timestamp")))?,
                 )
             } else {
                 None
             };
-            groups[gi].partitions.push(PartitionOffset {
+            let g = groups.group(group.value(i), row)?;
+            g.partitions.push(PartitionOffset {
                 topic: topic.value(i).to_string(),
                 partition: partition.value(i),
                 offset: offset.value(i),
@@ -262,6 +423,8 @@ fn decode(path: &str, bytes: Bytes) -> Result<(SnapshotMeta, Vec<GroupSnapshot>)
                     .map(|ids| ids.value(i).to_string()),
             });
         }
+        first_row += batch.num_rows();
     }
-    Ok((meta, groups))
+    groups.finish()?;
+    Ok(meta)
 }

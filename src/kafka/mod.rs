@@ -348,9 +348,19 @@ impl KafkaClient {
     /// Descriptions and committed offsets of groups, listing the groups once for both.
     pub async fn read_groups(&self, groups: Vec<String>) -> Result<GroupsRead> {
         let types = self.group_types(&groups).await?;
+        self.read_groups_typed(groups, &types).await
+    }
+
+    /// [`Self::read_groups`] with the groups' listing already read ([`Self::group_types`]), so
+    /// groups read in several batches are listed once.
+    pub async fn read_groups_typed(
+        &self,
+        groups: Vec<String>,
+        types: &BTreeMap<String, GroupListing>,
+    ) -> Result<GroupsRead> {
         let (described, offsets) = futures::join!(
-            self.describe_listed(groups.clone(), &types),
-            self.offsets_listed(groups, &types)
+            self.describe_listed(groups.clone(), types),
+            self.offsets_listed(groups, types)
         );
         Ok((described?, offsets))
     }

@@ -7,15 +7,18 @@ use chrono::{DateTime, SubsecRound, Utc};
 use futures::stream::{self, StreamExt, TryStreamExt};
 use regex::Regex;
 
-use super::manifest::{content_sha256, FileEntry, Format, Manifest, Summary, CONNECTORS_FILE};
+use super::manifest::{FileEntry, Format, Manifest, CONNECTORS_FILE};
 use super::model::{
     ConnectorSnapshot, GroupSnapshot, Member, PartitionOffset, Selection, SnapshotContent,
     SnapshotKind, SnapshotMeta, TaskState, FORMAT_VERSION,
 };
 use super::redact::redact_config;
+use super::spill::{Spill, SpilledGroups};
 use crate::connect::{sink_group_id, ConnectClient, ConnectorInfo, ConnectorStatus, OffsetsAnswer};
 use crate::error::{Error, Result};
-use crate::kafka::{GroupDescription, GroupState, GroupType, KafkaClient, TopicPartition};
+use crate::kafka::{
+    GroupDescription, GroupListing, GroupState, GroupType, KafkaClient, TopicPartition, Watermarks,
+};
 
 /// How many connector offset requests run at once.
 const CONNECT_CONCURRENCY: usize = 8;
@@ -39,11 +42,13 @@ pub struct CaptureOptions {
 }
 
 /// A captured snapshot, ready to be written.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Captured {
     /// The manifest with its id assigned; file sizes and hashes are filled in when written.
     pub manifest: Manifest,
-    pub content: SnapshotContent,
+    /// The groups, on the local disk until written.
+    pub groups: SpilledGroups,
+    pub connectors: Vec<ConnectorSnapshot>,
     /// Notes for the user (missing groups with `--allow-missing`, connectors without offsets).
     pub warnings: Vec<String>,
 }
@@ -340,107 +345,36 @@ pub async fn capture(
     let ids: Vec<String> = wanted.keys().cloned().collect();
     crate::progress::stage("groups: committed offsets read", ids.len() as u64);
     let started = std::time::Instant::now();
-    let (read, brokers) = futures::join!(kafka.read_groups(ids.clone()), kafka.brokers());
-    tracing::debug!("groups read: {} in {:?}", ids.len(), started.elapsed());
-    let (described, mut offsets) = read?;
-    let brokers = brokers?;
-    crate::failpoint::hit("snapshot-after-describe");
-    let described: BTreeMap<String, GroupDescription> = described
-        .into_iter()
-        .map(|d| (d.group_id.clone(), d))
-        .collect();
+    let (types, brokers) = futures::join!(kafka.group_types(&ids), kafka.brokers());
+    let (types, brokers) = (types?, brokers?);
 
-    let topic_filter: BTreeSet<&str> = selection.topics.iter().map(String::as_str).collect();
-    let mut groups = Vec::new();
-    for (group_id, connector) in &wanted {
-        let committed = match offsets.remove(group_id) {
-            Some(Ok(c)) => c,
-            Some(Err(e)) => {
-                let part = format!("the committed offsets of group {group_id}");
-                gaps.add(format!("{part}: {e}"), unreadable(part.clone(), &e))?;
-                continue;
-            }
-            None => Vec::new(),
-        };
-        let desc = described.get(group_id);
-        let state = desc
-            .map(|d| d.state.clone())
-            .unwrap_or_else(|| GroupState::Unknown("the coordinator did not describe it".into()));
-        if let GroupState::Unknown(why) = &state {
-            let part = format!("the state of group {group_id}");
-            let e = Error::kafka("DescribeConsumerGroups", format!("group {group_id}: {why}"));
-            gaps.add(format!("{part}: {why}"), unreadable(part.clone(), &e))?;
+    // The groups are read in batches sized so that a batch holds about BATCH_ROWS committed
+    // offsets, and each batch goes to the spill before the next is read: memory follows the
+    // batch, not the snapshot.
+    let mut spill = Spill::new()?;
+    let mut cache = PartitionCache::default();
+    let mut batch_size = FIRST_BATCH_GROUPS;
+    let mut rest = wanted.iter().peekable();
+    let mut reading = BatchReading {
+        kafka,
+        selection,
+        types: &types,
+        topic_filter: selection.topics.iter().map(String::as_str).collect(),
+    };
+    while rest.peek().is_some() {
+        let batch: Vec<(&String, &Option<String>)> = rest.by_ref().take(batch_size).collect();
+        let groups = reading
+            .read(&batch, &mut gaps, &mut warnings, &mut cache)
+            .await?;
+        for g in groups {
+            spill.push(g)?;
         }
-        let exists = !committed.is_empty() || state.is_known_live();
-        if !exists && !matches!(state, GroupState::Unknown(_)) {
-            let named = selection.groups.contains(group_id);
-            if named && !selection.allow_missing {
-                let blind = if kafka.wire().await.is_none() {
-                    " (without the direct protocol path, share groups cannot be seen: see the note above, or drop --librdkafka-only)"
-                } else {
-                    ""
-                };
-                return Err(Error::NotFound {
-                    what: "consumer group",
-                    name: group_id.clone(),
-                    hint: format!(
-                        " on {} (no members and no committed offsets){blind}; check the name, or pass --allow-missing",
-                        kafka.bootstrap()
-                    ),
-                });
-            }
-            if named || connector.is_none() {
-                warnings.push(format!("group {group_id} does not exist; skipped"));
-                continue;
-            }
-            warnings.push(format!(
-                "group {group_id} of connector {} has no committed offsets yet",
-                connector.as_deref().unwrap_or_default()
-            ));
-        }
-        let had_offsets = !committed.is_empty();
-        let partitions: Vec<PartitionOffset> = committed
-            .into_iter()
-            .filter(|c| topic_filter.is_empty() || topic_filter.contains(c.topic.as_str()))
-            .map(|c| PartitionOffset {
-                topic: c.topic,
-                partition: c.partition,
-                offset: c.offset,
-                leader_epoch: c.leader_epoch,
-                metadata: c.metadata.filter(|m| !m.is_empty()),
-                log_start_offset: None,
-                log_end_offset: None,
-                lag: c.lag,
-                last_record_timestamp: None,
-                topic_id: None,
-            })
-            .collect();
-        // With --topic, groups found by pattern or --all-groups that have nothing on those topics
-        // are left out; groups named or owned by a named connector stay, even if empty.
-        let named = selection.groups.contains(group_id) || connector.is_some();
-        if had_offsets && partitions.is_empty() && !named {
-            continue;
-        }
-        groups.push(GroupSnapshot {
-            group_id: group_id.clone(),
-            state,
-            protocol_type: match desc {
-                Some(d) if matches!(d.group_type, GroupType::Share | GroupType::Streams) => {
-                    d.group_type.to_string()
-                }
-                Some(d) if d.is_simple => String::new(),
-                _ => "consumer".into(),
-            },
-            group_type: desc.map(|d| d.group_type).unwrap_or(GroupType::Unknown),
-            members: desc
-                .map(|d| d.members.iter().map(Member::from).collect())
-                .unwrap_or_default(),
-            connector: connector.clone(),
-            configs: Default::default(),
-            partitions,
-        });
+        // Size the next batch from the rows per group seen so far.
+        let per_group = (spill.rows() / spill.groups().max(1)).max(1);
+        batch_size = (BATCH_ROWS / per_group).clamp(FIRST_BATCH_GROUPS, MAX_BATCH_GROUPS);
     }
-    if groups.is_empty() && connectors.is_empty() && !opts.allow_empty {
+    tracing::debug!("groups read: {} in {:?}", ids.len(), started.elapsed());
+    if spill.groups() == 0 && connectors.is_empty() && !opts.allow_empty {
         return Err(Error::usage(format!(
             "the selection matched no group and no connector on {}{}; check the names and patterns, or pass --allow-empty to store an empty snapshot (e.g. for a periodic job on a cluster that has no groups yet)",
             kafka.bootstrap(),
@@ -452,34 +386,7 @@ pub async fn capture(
         )));
     }
 
-    let typed: Vec<String> = groups
-        .iter()
-        .filter(|g| matches!(g.group_type, GroupType::Share | GroupType::Streams))
-        .map(|g| g.group_id.clone())
-        .collect();
-    if !typed.is_empty() {
-        match kafka.group_configs(&typed).await {
-            Ok(mut configs) => {
-                for g in groups.iter_mut() {
-                    if let Some(c) = configs.remove(&g.group_id) {
-                        g.configs = c;
-                    }
-                }
-            }
-            Err(e) => {
-                let part = "the configs of share and streams groups".to_string();
-                gaps.add(format!("{part}: {e}"), unreadable(part.clone(), &e))?;
-            }
-        }
-    }
-
-    for gap in fill_partition_state(kafka, &mut groups, selection.with_timestamps).await? {
-        let e = unreadable(gap.clone(), &Error::kafka("ListOffsets", "no answer"));
-        gaps.add(gap, e)?;
-    }
-
-    let mut content = SnapshotContent { groups, connectors };
-    content.normalize();
+    connectors.sort_by(|a, b| (&a.connect_url, &a.name).cmp(&(&b.connect_url, &b.name)));
     let meta = SnapshotMeta {
         id: String::new(),
         created_at,
@@ -493,13 +400,32 @@ pub async fn capture(
         undo_of: opts.undo_of.clone(),
         partial: gaps.reasons,
     };
+    seal(meta, opts.format, spill, connectors, warnings)
+}
+
+/// Rows a batch of groups is sized for.
+const BATCH_ROWS: usize = 64 * 1024;
+/// Groups in the first batch, before the rows per group are known.
+const FIRST_BATCH_GROUPS: usize = 32;
+/// Groups in a batch at most (each coordinator's share is split into requests of 500 groups).
+const MAX_BATCH_GROUPS: usize = 4000;
+
+/// Ends a capture: the manifest (summary, content digest, id) over the spilled groups.
+pub fn seal(
+    meta: SnapshotMeta,
+    format: Format,
+    spill: Spill,
+    connectors: Vec<ConnectorSnapshot>,
+    warnings: Vec<String>,
+) -> Result<Captured> {
+    let sealed = spill.seal(&connectors)?;
     let mut manifest = Manifest {
         format_version: FORMAT_VERSION.into(),
         meta,
-        format: opts.format,
-        summary: Summary::of(&content),
-        content_sha256: content_sha256(&content),
-        files: [opts.format.offsets_file(), CONNECTORS_FILE]
+        format,
+        summary: sealed.summary,
+        content_sha256: sealed.content_sha256,
+        files: [format.offsets_file(), CONNECTORS_FILE]
             .into_iter()
             .map(|name| FileEntry {
                 name: name.into(),
@@ -511,9 +437,187 @@ pub async fn capture(
     manifest.assign_id();
     Ok(Captured {
         manifest,
-        content,
+        groups: sealed.groups,
+        connectors,
         warnings,
     })
+}
+
+impl Captured {
+    /// A snapshot of content already in memory (an import, a rewritten snapshot), with its id
+    /// assigned from `meta` (whose id is ignored).
+    pub fn from_content(
+        meta: SnapshotMeta,
+        format: Format,
+        content: SnapshotContent,
+        warnings: Vec<String>,
+    ) -> Result<Captured> {
+        let mut content = content;
+        content.normalize();
+        let mut spill = Spill::new()?;
+        for g in content.groups {
+            spill.push(g)?;
+        }
+        seal(meta, format, spill, content.connectors, warnings)
+    }
+}
+
+/// What reading one batch of groups needs.
+struct BatchReading<'a> {
+    kafka: &'a KafkaClient,
+    selection: &'a Selection,
+    types: &'a BTreeMap<String, GroupListing>,
+    topic_filter: BTreeSet<&'a str>,
+}
+
+impl BatchReading<'_> {
+    /// Reads a batch of groups (id and owning connector), in id order.
+    async fn read(
+        &mut self,
+        batch: &[(&String, &Option<String>)],
+        gaps: &mut Gaps,
+        warnings: &mut Vec<String>,
+        cache: &mut PartitionCache,
+    ) -> Result<Vec<GroupSnapshot>> {
+        let (kafka, selection) = (self.kafka, self.selection);
+        let ids: Vec<String> = batch.iter().map(|(g, _)| (*g).clone()).collect();
+        let (described, mut offsets) = kafka.read_groups_typed(ids, self.types).await?;
+        crate::failpoint::hit("snapshot-after-describe");
+        let described: BTreeMap<String, GroupDescription> = described
+            .into_iter()
+            .map(|d| (d.group_id.clone(), d))
+            .collect();
+        let mut groups = Vec::new();
+        for &(group_id, connector) in batch {
+            let committed = match offsets.remove(group_id) {
+                Some(Ok(c)) => c,
+                Some(Err(e)) => {
+                    let part = format!("the committed offsets of group {group_id}");
+                    gaps.add(format!("{part}: {e}"), unreadable(part.clone(), &e))?;
+                    continue;
+                }
+                None => Vec::new(),
+            };
+            let desc = described.get(group_id);
+            let state = desc.map(|d| d.state.clone()).unwrap_or_else(|| {
+                GroupState::Unknown("the coordinator did not describe it".into())
+            });
+            if let GroupState::Unknown(why) = &state {
+                let part = format!("the state of group {group_id}");
+                let e = Error::kafka("DescribeConsumerGroups", format!("group {group_id}: {why}"));
+                gaps.add(format!("{part}: {why}"), unreadable(part.clone(), &e))?;
+            }
+            let exists = !committed.is_empty() || state.is_known_live();
+            if !exists && !matches!(state, GroupState::Unknown(_)) {
+                let named = selection.groups.contains(group_id);
+                if named && !selection.allow_missing {
+                    let blind = if kafka.wire().await.is_none() {
+                        " (without the direct protocol path, share groups cannot be seen: see the note above, or drop --librdkafka-only)"
+                    } else {
+                        ""
+                    };
+                    return Err(Error::NotFound {
+                        what: "consumer group",
+                        name: group_id.clone(),
+                        hint: format!(
+                            " on {} (no members and no committed offsets){blind}; check the name, or pass --allow-missing",
+                            kafka.bootstrap()
+                        ),
+                    });
+                }
+                if named || connector.is_none() {
+                    warnings.push(format!("group {group_id} does not exist; skipped"));
+                    continue;
+                }
+                warnings.push(format!(
+                    "group {group_id} of connector {} has no committed offsets yet",
+                    connector.as_deref().unwrap_or_default()
+                ));
+            }
+            let had_offsets = !committed.is_empty();
+            let partitions: Vec<PartitionOffset> = committed
+                .into_iter()
+                .filter(|c| {
+                    self.topic_filter.is_empty() || self.topic_filter.contains(c.topic.as_str())
+                })
+                .map(|c| PartitionOffset {
+                    topic: c.topic,
+                    partition: c.partition,
+                    offset: c.offset,
+                    leader_epoch: c.leader_epoch,
+                    metadata: c.metadata.filter(|m| !m.is_empty()),
+                    log_start_offset: None,
+                    log_end_offset: None,
+                    lag: c.lag,
+                    last_record_timestamp: None,
+                    topic_id: None,
+                })
+                .collect();
+            // With --topic, groups found by pattern or --all-groups that have nothing on those
+            // topics are left out; groups named or owned by a named connector stay, even if empty.
+            let named = selection.groups.contains(group_id) || connector.is_some();
+            if had_offsets && partitions.is_empty() && !named {
+                continue;
+            }
+            groups.push(GroupSnapshot {
+                group_id: group_id.clone(),
+                state,
+                protocol_type: match desc {
+                    Some(d) if matches!(d.group_type, GroupType::Share | GroupType::Streams) => {
+                        d.group_type.to_string()
+                    }
+                    Some(d) if d.is_simple => String::new(),
+                    _ => "consumer".into(),
+                },
+                group_type: desc.map(|d| d.group_type).unwrap_or(GroupType::Unknown),
+                members: desc
+                    .map(|d| d.members.iter().map(Member::from).collect())
+                    .unwrap_or_default(),
+                connector: connector.clone(),
+                configs: Default::default(),
+                partitions,
+            });
+        }
+
+        let typed: Vec<String> = groups
+            .iter()
+            .filter(|g| matches!(g.group_type, GroupType::Share | GroupType::Streams))
+            .map(|g| g.group_id.clone())
+            .collect();
+        if !typed.is_empty() {
+            match kafka.group_configs(&typed).await {
+                Ok(mut configs) => {
+                    for g in groups.iter_mut() {
+                        if let Some(c) = configs.remove(&g.group_id) {
+                            g.configs = c;
+                        }
+                    }
+                }
+                Err(e) => {
+                    let part = "the configs of share and streams groups".to_string();
+                    gaps.add(format!("{part}: {e}"), unreadable(part.clone(), &e))?;
+                }
+            }
+        }
+
+        for gap in
+            fill_partition_state(kafka, &mut groups, selection.with_timestamps, cache).await?
+        {
+            let e = unreadable(gap.clone(), &Error::kafka("ListOffsets", "no answer"));
+            gaps.add(gap, e)?;
+        }
+        Ok(groups)
+    }
+}
+
+/// Log offsets and topic ids already read, so that batches of groups on the same topics ask
+/// for them once. Holds one entry per partition of the cluster at most, not per row.
+#[derive(Default)]
+struct PartitionCache {
+    marks: BTreeMap<TopicPartition, Watermarks>,
+    topic_ids: BTreeMap<String, String>,
+    /// Topics whose id was asked for (a topic may have none).
+    asked: BTreeSet<String>,
 }
 
 /// Adds log-start/log-end offsets and lag (and last-record timestamps) to every partition.
@@ -523,16 +627,37 @@ async fn fill_partition_state(
     kafka: &KafkaClient,
     groups: &mut [GroupSnapshot],
     with_timestamps: bool,
+    cache: &mut PartitionCache,
 ) -> Result<Vec<String>> {
     let partitions: BTreeSet<TopicPartition> = groups
         .iter()
         .flat_map(|g| g.partitions.iter().map(|p| (p.topic.clone(), p.partition)))
+        .filter(|tp| !cache.marks.contains_key(tp))
         .collect();
-    let topics: BTreeSet<String> = partitions.iter().map(|(t, _)| t.clone()).collect();
+    let topics: Vec<String> = groups
+        .iter()
+        .flat_map(|g| g.partitions.iter().map(|p| &p.topic))
+        .filter(|t| !cache.asked.contains(*t))
+        .cloned()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
     let started = std::time::Instant::now();
     let (marks, ids) = futures::join!(
-        kafka.watermarks(&partitions),
-        kafka.topic_ids(topics.into_iter().collect())
+        async {
+            if partitions.is_empty() {
+                Ok(BTreeMap::new())
+            } else {
+                kafka.watermarks(&partitions).await
+            }
+        },
+        async {
+            if topics.is_empty() {
+                Ok(BTreeMap::new())
+            } else {
+                kafka.topic_ids(topics.clone()).await
+            }
+        }
     );
     tracing::debug!(
         "log offsets of {} partitions and topic ids: {:?}",
@@ -541,11 +666,15 @@ async fn fill_partition_state(
     );
     let marks = marks?;
     let ids = ids.map_err(|e| unreadable("the topic ids".into(), &e))?;
+    cache.asked.extend(topics);
+    cache.topic_ids.extend(ids);
     let mut gaps: Vec<String> = marks
         .iter()
         .filter(|(_, w)| w.log_start.is_none() || w.log_end.is_none())
         .map(|((t, p), _)| format!("the log range of {t}[{p}]"))
         .collect();
+    cache.marks.extend(marks);
+    let (marks, ids) = (&cache.marks, &cache.topic_ids);
     for g in groups.iter_mut() {
         // A share group's lag is the broker's count (acknowledged records above the start
         // offset are not lag); for the others it is log-end minus the committed offset.

@@ -12,7 +12,7 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::model::{SnapshotContent, SnapshotMeta, FORMAT_MAJOR};
+use super::model::{ConnectorSnapshot, GroupSnapshot, SnapshotContent, SnapshotMeta, FORMAT_MAJOR};
 use crate::error::{Error, Result};
 
 pub const MANIFEST_FILE: &str = "manifest.json";
@@ -66,24 +66,11 @@ pub struct Summary {
 
 impl Summary {
     pub fn of(content: &SnapshotContent) -> Self {
-        let mut group_states = BTreeMap::new();
+        let mut b = SummaryBuilder::default();
         for g in &content.groups {
-            *group_states.entry(g.state.to_string()).or_insert(0) += 1;
+            b.add_group(g);
         }
-        Summary {
-            groups: content.groups.len(),
-            partitions: content.partition_count(),
-            connectors: content.connectors.len(),
-            total_lag: content
-                .groups
-                .iter()
-                .flat_map(|g| &g.partitions)
-                .filter_map(|p| p.lag)
-                .sum(),
-            group_states,
-            group_ids: content.groups.iter().map(|g| g.group_id.clone()).collect(),
-            connector_names: content.connectors.iter().map(|c| c.name.clone()).collect(),
-        }
+        b.finish(&content.connectors)
     }
 }
 
@@ -108,34 +95,128 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// SHA-256 of the canonical (normalized, compact JSON) encoding of the content. Every format
 /// decodes back to the same content, so the digest does not depend on the format.
 pub fn content_sha256(content: &SnapshotContent) -> String {
-    struct HashWriter(Sha256);
-    impl std::io::Write for HashWriter {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.update(b);
-            Ok(b.len())
+    let mut h = ContentHasher::new();
+    if content.groups.is_sorted_by(|a, b| a.group_id <= b.group_id) {
+        for g in &content.groups {
+            h.add_group(g);
         }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let normalized = content.groups.is_sorted_by(|a, b| a.group_id <= b.group_id)
-        && content.groups.iter().all(|g| {
-            g.partitions
-                .is_sorted_by(|a, b| (&a.topic, a.partition) <= (&b.topic, b.partition))
-                && g.members.is_sorted_by(|a, b| a.member_id <= b.member_id)
-        })
-        && content
-            .connectors
-            .is_sorted_by(|a, b| (&a.connect_url, &a.name) <= (&b.connect_url, &b.name));
-    let mut h = HashWriter(Sha256::new());
-    if normalized {
-        serde_json::to_writer(&mut h, content).expect("snapshot content always serializes");
     } else {
-        let mut c = content.clone();
-        c.normalize();
-        serde_json::to_writer(&mut h, &c).expect("snapshot content always serializes");
+        let mut sorted: Vec<&GroupSnapshot> = content.groups.iter().collect();
+        sorted.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+        for g in sorted {
+            h.add_group(g);
+        }
     }
-    hex::encode(h.0.finalize())
+    h.finish(&content.connectors)
+}
+
+/// Whether a group's partitions and members are in their normalized order.
+pub fn is_normalized(g: &GroupSnapshot) -> bool {
+    g.partitions
+        .is_sorted_by(|a, b| (&a.topic, a.partition) <= (&b.topic, b.partition))
+        && g.members.is_sorted_by(|a, b| a.member_id <= b.member_id)
+}
+
+/// Puts one group's partitions and members in their normalized order.
+pub fn normalize_group(g: &mut GroupSnapshot) {
+    g.partitions
+        .sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+    g.members.sort_by(|a, b| a.member_id.cmp(&b.member_id));
+}
+
+struct HashWriter(Sha256);
+
+impl std::io::Write for HashWriter {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.update(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// [`content_sha256`] computed one group at a time, groups in id order: the compact JSON of
+/// `SnapshotContent` is `{"groups":[g1,g2,...],"connectors":[...]}`, so it is hashed as it
+/// would be written, without holding the groups.
+pub struct ContentHasher {
+    h: HashWriter,
+    groups: usize,
+}
+
+impl Default for ContentHasher {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ContentHasher {
+    pub fn new() -> Self {
+        let mut h = HashWriter(Sha256::new());
+        h.0.update(b"{\"groups\":[");
+        ContentHasher { h, groups: 0 }
+    }
+
+    /// Adds the next group; partitions and members are normalized first when they are not.
+    pub fn add_group(&mut self, g: &GroupSnapshot) {
+        if self.groups > 0 {
+            self.h.0.update(b",");
+        }
+        self.groups += 1;
+        if is_normalized(g) {
+            serde_json::to_writer(&mut self.h, g).expect("a group always serializes");
+        } else {
+            let mut g = g.clone();
+            normalize_group(&mut g);
+            serde_json::to_writer(&mut self.h, &g).expect("a group always serializes");
+        }
+    }
+
+    /// Adds the next group, already normalized and encoded as compact JSON.
+    pub fn add_encoded(&mut self, group_json: &[u8]) {
+        if self.groups > 0 {
+            self.h.0.update(b",");
+        }
+        self.groups += 1;
+        self.h.0.update(group_json);
+    }
+
+    /// Adds the connectors (normalized here) and returns the lower-case hex digest.
+    pub fn finish(mut self, connectors: &[ConnectorSnapshot]) -> String {
+        self.h.0.update(b"],\"connectors\":");
+        if connectors.is_sorted_by(|a, b| (&a.connect_url, &a.name) <= (&b.connect_url, &b.name)) {
+            serde_json::to_writer(&mut self.h, connectors).expect("connectors always serialize");
+        } else {
+            let mut c = connectors.to_vec();
+            c.sort_by(|a, b| (&a.connect_url, &a.name).cmp(&(&b.connect_url, &b.name)));
+            serde_json::to_writer(&mut self.h, &c).expect("connectors always serialize");
+        }
+        self.h.0.update(b"}");
+        hex::encode(self.h.0.finalize())
+    }
+}
+
+/// [`Summary::of`] built one group at a time.
+#[derive(Debug, Default)]
+pub struct SummaryBuilder {
+    summary: Summary,
+}
+
+impl SummaryBuilder {
+    pub fn add_group(&mut self, g: &GroupSnapshot) {
+        let s = &mut self.summary;
+        s.groups += 1;
+        s.partitions += g.partitions.len();
+        s.total_lag += g.partitions.iter().filter_map(|p| p.lag).sum::<i64>();
+        *s.group_states.entry(g.state.to_string()).or_insert(0) += 1;
+        s.group_ids.push(g.group_id.clone());
+    }
+
+    pub fn finish(mut self, connectors: &[ConnectorSnapshot]) -> Summary {
+        self.summary.connectors = connectors.len();
+        self.summary.connector_names = connectors.iter().map(|c| c.name.clone()).collect();
+        self.summary
+    }
 }
 
 impl Manifest {

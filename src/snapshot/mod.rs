@@ -6,6 +6,7 @@ pub mod manifest;
 pub mod model;
 pub mod redact;
 pub mod repo;
+pub mod spill;
 
 pub use capture::{capture, CaptureOptions, Captured};
 pub use manifest::{Format, Manifest};
@@ -34,17 +35,45 @@ pub async fn take(
     Ok((manifest, captured.warnings))
 }
 
-/// Encodes a captured snapshot and writes it to the store, manifest last.
+/// Encodes a captured snapshot and writes it to the store, manifest last. The offsets file is
+/// encoded from the spilled groups into a local temporary file (hashed as it is written) and
+/// uploaded from there, so no step holds all rows.
 pub async fn write(store: &Store, captured: &Captured) -> Result<Manifest> {
     let meta = &captured.manifest.meta;
-    let offsets = format::encode_offsets(captured.manifest.format, meta, &captured.content.groups)?;
-    let connectors = format::json::encode_connectors(&meta.id, &captured.content.connectors)?;
+    let format = captured.manifest.format;
+    let local = |e: std::io::Error| {
+        crate::error::Error::Internal(format!(
+            "a local temporary file for the offsets file (in {}; set TMPDIR to put it elsewhere): {e}",
+            std::env::temp_dir().display()
+        ))
+    };
+    let (file, path) = tempfile::NamedTempFile::new().map_err(local)?.into_parts();
+    let mut groups = captured.groups.iter()?;
+    let out = format::write_offsets(
+        format,
+        repo::HashingWriter::new(std::io::BufWriter::new(file)),
+        meta,
+        &captured.groups.headers,
+        &mut groups,
+    )?;
+    let (size, sha256) = out.finish().map_err(local)?;
+    let connectors = format::json::encode_connectors(&meta.id, &captured.connectors)?;
     repo::write(
         store,
         captured.manifest.clone(),
         vec![
-            (captured.manifest.format.offsets_file().to_string(), offsets),
-            (manifest::CONNECTORS_FILE.to_string(), connectors),
+            (
+                format.offsets_file().to_string(),
+                repo::FileBody::Local {
+                    path: &path,
+                    size,
+                    sha256,
+                },
+            ),
+            (
+                manifest::CONNECTORS_FILE.to_string(),
+                repo::FileBody::Bytes(connectors),
+            ),
         ],
     )
     .await

@@ -11,14 +11,15 @@ use bytes::Bytes;
 use chrono::{DateTime, NaiveDate, Utc};
 use futures::stream::{self, StreamExt};
 
+use super::manifest::ContentHasher;
 use super::manifest::{
     date_folder, date_folder_of_prefix, parse_id, sha256_hex, FileEntry, Manifest, CONNECTORS_FILE,
     MANIFEST_FILE,
 };
-use super::model::SnapshotContent;
+use super::model::{ConnectorSnapshot, GroupSnapshot, SnapshotContent};
 use crate::error::{Error, Result};
 use crate::format;
-use crate::store::{Object, Store};
+use crate::store::{Fetched, LocalFile, Object, Store};
 
 pub const SNAPSHOTS: &str = "snapshots";
 
@@ -64,24 +65,78 @@ fn folder_of(manifest: &Manifest) -> String {
     )
 }
 
+/// The body of a file to write.
+pub enum FileBody<'a> {
+    Bytes(Vec<u8>),
+    /// A local file, with the size and SHA-256 it was written with.
+    Local {
+        path: &'a std::path::Path,
+        size: u64,
+        sha256: String,
+    },
+}
+
+/// A writer that counts and hashes what goes through it.
+pub struct HashingWriter<W: std::io::Write> {
+    inner: W,
+    size: u64,
+    hasher: sha2::Sha256,
+}
+
+impl<W: std::io::Write> HashingWriter<W> {
+    pub fn new(inner: W) -> Self {
+        use sha2::Digest;
+        HashingWriter {
+            inner,
+            size: 0,
+            hasher: sha2::Sha256::new(),
+        }
+    }
+
+    /// Flushes, and returns the size and the hex SHA-256 of everything written.
+    pub fn finish(mut self) -> std::io::Result<(u64, String)> {
+        use sha2::Digest;
+        self.inner.flush()?;
+        Ok((self.size, hex::encode(self.hasher.finalize())))
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for HashingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        use sha2::Digest;
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        self.size += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 /// Writes the files, then the manifest with their sizes and SHA-256. Returns the final manifest.
 /// `files` must be in the order of `manifest.files`.
 pub async fn write(
     store: &Store,
     mut manifest: Manifest,
-    files: Vec<(String, Vec<u8>)>,
+    files: Vec<(String, FileBody<'_>)>,
 ) -> Result<Manifest> {
     let folder = folder_of(&manifest);
     let mut entries = Vec::new();
-    for (name, bytes) in files {
-        entries.push(FileEntry {
-            name: name.clone(),
-            size: bytes.len() as u64,
-            sha256: sha256_hex(&bytes),
-        });
-        store
-            .put_new(&format!("{folder}/{name}"), Bytes::from(bytes))
-            .await?;
+    for (name, body) in files {
+        let key = format!("{folder}/{name}");
+        let (size, sha256) = match body {
+            FileBody::Bytes(bytes) => {
+                let entry = (bytes.len() as u64, sha256_hex(&bytes));
+                store.put_new(&key, Bytes::from(bytes)).await?;
+                entry
+            }
+            FileBody::Local { path, size, sha256 } => {
+                store.put_new_file(&key, path).await?;
+                (size, sha256)
+            }
+        };
+        entries.push(FileEntry { name, size, sha256 });
     }
     let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
     let sealed: Vec<&str> = manifest.files.iter().map(|e| e.name.as_str()).collect();
@@ -271,9 +326,106 @@ pub async fn newest_before(
     Ok(None)
 }
 
-/// Re-reads every file of a snapshot and checks it against the manifest and the id; returns the
-/// decoded content when everything matches, and the list of problems otherwise.
-pub async fn check(store: &Store, manifest: &Manifest) -> (Option<SnapshotContent>, Vec<String>) {
+/// A snapshot whose files all matched its manifest and id when read. Its offsets file stays on
+/// the local disk and is read again one group at a time, so nothing holds all of its rows.
+#[derive(Debug)]
+pub struct Opened {
+    pub manifest: Manifest,
+    pub connectors: Vec<ConnectorSnapshot>,
+    offsets: LocalFile,
+    /// The offsets file as errors name it.
+    offsets_name: String,
+}
+
+impl Opened {
+    /// Hands every group to `each`, in id order.
+    pub fn for_each_group(&self, each: &mut dyn FnMut(GroupSnapshot) -> Result<()>) -> Result<()> {
+        format::read_offsets(
+            self.manifest.format,
+            &self.offsets_name,
+            self.offsets.path(),
+            each,
+        )
+        .map(|_| ())
+    }
+
+    /// The groups in id order, read on a thread of their own a few at a time. A read error ends
+    /// the iteration early and is kept: [`GroupStream::error`] returns it.
+    pub fn groups(&self) -> GroupStream<'_> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(8);
+        let error = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let (format, name, path) = (
+            self.manifest.format,
+            self.offsets_name.clone(),
+            self.offsets.path().to_path_buf(),
+        );
+        let kept = error.clone();
+        std::thread::spawn(move || {
+            let read = format::read_offsets(format, &name, &path, &mut |g| {
+                // The receiver went away: the reader does not want more.
+                tx.send(g).map_err(|_| Error::Internal("stopped".into()))
+            });
+            if let Err(e) = read {
+                if !matches!(&e, Error::Internal(m) if m == "stopped") {
+                    *kept.lock().expect("not poisoned") = Some(e);
+                }
+            }
+        });
+        GroupStream {
+            rx,
+            error,
+            _opened: std::marker::PhantomData,
+        }
+    }
+
+    /// Every group in memory: for the commands that need them all at once (restore).
+    pub fn load(self) -> Result<Loaded> {
+        let mut groups = Vec::new();
+        self.for_each_group(&mut |g| {
+            groups.push(g);
+            Ok(())
+        })?;
+        Ok(Loaded {
+            manifest: self.manifest,
+            content: SnapshotContent {
+                groups,
+                connectors: self.connectors,
+            },
+        })
+    }
+}
+
+/// See [`Opened::groups`].
+pub struct GroupStream<'a> {
+    rx: std::sync::mpsc::Receiver<GroupSnapshot>,
+    error: std::sync::Arc<std::sync::Mutex<Option<Error>>>,
+    _opened: std::marker::PhantomData<&'a Opened>,
+}
+
+impl GroupStream<'_> {
+    /// The error that ended the iteration, if one did.
+    pub fn error(&self) -> Option<Error> {
+        self.error.lock().expect("not poisoned").take()
+    }
+
+    /// A handle to the error, usable after the stream is consumed.
+    pub fn error_slot(&self) -> std::sync::Arc<std::sync::Mutex<Option<Error>>> {
+        self.error.clone()
+    }
+}
+
+impl Iterator for GroupStream<'_> {
+    type Item = GroupSnapshot;
+    fn next(&mut self) -> Option<GroupSnapshot> {
+        self.rx.recv().ok()
+    }
+}
+
+/// Re-reads every file of a snapshot and checks it against the manifest and the id. Files are
+/// read to the local disk while their SHA-256 is computed, then the offsets file is decoded one
+/// group at a time to check the content digest. Returns the opened snapshot when everything
+/// matches, and the list of problems otherwise.
+pub async fn check(store: &Store, manifest: &Manifest) -> (Option<Opened>, Vec<String>) {
     let mut problems = Vec::new();
     let id = &manifest.meta.id;
     let expected = manifest.expected_id();
@@ -289,8 +441,8 @@ pub async fn check(store: &Store, manifest: &Manifest) -> (Option<SnapshotConten
         ));
     }
     let folder = &folder_of(manifest);
-    let fetched: Vec<(&FileEntry, Result<Bytes>)> = stream::iter(&manifest.files)
-        .map(|f| async move { (f, store.get(&format!("{folder}/{}", f.name)).await) })
+    let fetched: Vec<(&FileEntry, Result<Fetched>)> = stream::iter(&manifest.files)
+        .map(|f| async move { (f, store.fetch_local(&format!("{folder}/{}", f.name)).await) })
         .buffered(4)
         .collect()
         .await;
@@ -298,27 +450,24 @@ pub async fn check(store: &Store, manifest: &Manifest) -> (Option<SnapshotConten
     for (entry, got) in fetched {
         match got {
             Err(e) => problems.push(format!("{}: cannot read: {e}", entry.name)),
-            Ok(bytes) => {
+            Ok(got) => {
                 let mut ok = true;
-                if bytes.len() as u64 != entry.size {
+                if got.size != entry.size {
                     ok = false;
                     problems.push(format!(
                         "{}: size {} bytes, manifest says {}",
-                        entry.name,
-                        bytes.len(),
-                        entry.size
+                        entry.name, got.size, entry.size
                     ));
                 }
-                let actual = sha256_hex(&bytes);
-                if actual != entry.sha256 {
+                if got.sha256 != entry.sha256 {
                     ok = false;
                     problems.push(format!(
-                        "{}: SHA-256 {actual}, manifest says {}",
-                        entry.name, entry.sha256
+                        "{}: SHA-256 {}, manifest says {}",
+                        entry.name, got.sha256, entry.sha256
                     ));
                 }
                 if ok {
-                    files.insert(entry.name.clone(), bytes);
+                    files.insert(entry.name.clone(), got.file);
                 }
             }
         }
@@ -326,8 +475,8 @@ pub async fn check(store: &Store, manifest: &Manifest) -> (Option<SnapshotConten
     if !problems.is_empty() {
         return (None, problems);
     }
-    match decode(manifest, folder, &files) {
-        Ok(content) => (Some(content), problems),
+    match decode(manifest, folder, files) {
+        Ok(opened) => (Some(opened), problems),
         Err(e) => {
             problems.push(e.to_string());
             (None, problems)
@@ -338,26 +487,42 @@ pub async fn check(store: &Store, manifest: &Manifest) -> (Option<SnapshotConten
 fn decode(
     manifest: &Manifest,
     folder: &str,
-    files: &BTreeMap<String, Bytes>,
-) -> Result<SnapshotContent> {
+    mut files: BTreeMap<String, LocalFile>,
+) -> Result<Opened> {
     let offsets_name = manifest.format.offsets_file();
     let missing = |name: &str| Error::Decode {
         path: format!("{folder}/{name}"),
         detail: "not listed in the manifest".into(),
     };
     let offsets = files
-        .get(offsets_name)
+        .remove(offsets_name)
         .ok_or_else(|| missing(offsets_name))?;
     let connectors = files
         .get(CONNECTORS_FILE)
         .ok_or_else(|| missing(CONNECTORS_FILE))?;
-    let (meta, groups) = format::decode_offsets(
-        manifest.format,
-        &format!("{folder}/{offsets_name}"),
-        offsets.clone(),
-    )?;
+    let connectors_path = format!("{folder}/{CONNECTORS_FILE}");
+    let connectors_bytes = std::fs::read(connectors.path()).map_err(|e| Error::Decode {
+        path: connectors_path.clone(),
+        detail: format!("cannot read the local copy: {e}"),
+    })?;
     let (conn_id, connectors) =
-        format::json::decode_connectors(&format!("{folder}/{CONNECTORS_FILE}"), connectors)?;
+        format::json::decode_connectors(&connectors_path, &connectors_bytes)?;
+    let offsets_path = format!("{folder}/{offsets_name}");
+    let mut hasher = ContentHasher::new();
+    let mut last: Option<String> = None;
+    let mut order_problem = None;
+    let meta = format::read_offsets(manifest.format, &offsets_path, offsets.path(), &mut |g| {
+        if order_problem.is_none() && last.as_ref().is_some_and(|l| *l >= g.group_id) {
+            order_problem = Some(format!(
+                "{offsets_name}: group {} comes after {}: groups must be in id order, each once",
+                g.group_id,
+                last.as_deref().unwrap_or_default()
+            ));
+        }
+        hasher.add_group(&g);
+        last = Some(g.group_id);
+        Ok(())
+    })?;
     let mut problems = Vec::new();
     if meta != manifest.meta {
         problems.push(format!(
@@ -367,8 +532,8 @@ fn decode(
     if conn_id != manifest.meta.id {
         problems.push(format!("{CONNECTORS_FILE}: snapshot id {conn_id} differs"));
     }
-    let content = SnapshotContent { groups, connectors };
-    let digest = super::manifest::content_sha256(&content);
+    problems.extend(order_problem);
+    let digest = hasher.finish(&connectors);
     if digest != manifest.content_sha256 {
         problems.push(format!(
             "content SHA-256 {digest} differs from the manifest's {}",
@@ -376,7 +541,12 @@ fn decode(
         ));
     }
     if problems.is_empty() {
-        Ok(content)
+        Ok(Opened {
+            manifest: manifest.clone(),
+            connectors,
+            offsets,
+            offsets_name: offsets_path,
+        })
     } else {
         Err(Error::Integrity {
             id: manifest.meta.id.clone(),
@@ -385,18 +555,21 @@ fn decode(
     }
 }
 
-/// Loads a snapshot after verifying it; any problem is an integrity error and nothing is returned.
-pub async fn load_verified(store: &Store, manifest: &Manifest) -> Result<Loaded> {
+/// Opens a snapshot after verifying it; any problem is an integrity error and nothing is
+/// returned.
+pub async fn open_verified(store: &Store, manifest: &Manifest) -> Result<Opened> {
     match check(store, manifest).await {
-        (Some(content), problems) if problems.is_empty() => Ok(Loaded {
-            manifest: manifest.clone(),
-            content,
-        }),
+        (Some(opened), problems) if problems.is_empty() => Ok(opened),
         (_, problems) => Err(Error::Integrity {
             id: manifest.meta.id.clone(),
             problems,
         }),
     }
+}
+
+/// Loads a snapshot, all of it in memory, after verifying it.
+pub async fn load_verified(store: &Store, manifest: &Manifest) -> Result<Loaded> {
+    open_verified(store, manifest).await?.load()
 }
 
 /// Verifies a listed snapshot, including one with no or an unreadable manifest.

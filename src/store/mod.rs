@@ -27,6 +27,33 @@ mod delete;
 pub const ACCEPTED_STORES: &str =
     "accepted: a directory path, file:///path, or s3://bucket/prefix (s3a:// too; endpoint and credentials from AWS_*)";
 
+/// Files larger than this are uploaded in parts of this size (S3's smallest part is 5 MiB).
+pub const PART_SIZE: usize = 8 << 20;
+
+/// An object read to the local disk: the store's own file, or a temporary copy removed on drop.
+#[derive(Debug)]
+pub enum LocalFile {
+    Store(PathBuf),
+    Temp(tempfile::TempPath),
+}
+
+impl LocalFile {
+    pub fn path(&self) -> &std::path::Path {
+        match self {
+            LocalFile::Store(p) => p,
+            LocalFile::Temp(p) => p,
+        }
+    }
+}
+
+/// What [`Store::fetch_local`] read.
+#[derive(Debug)]
+pub struct Fetched {
+    pub file: LocalFile,
+    pub size: u64,
+    pub sha256: String,
+}
+
 /// An object in the store, relative to the store's root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Object {
@@ -209,6 +236,106 @@ impl Store {
         Ok(())
     }
 
+    /// Writes an object that must not exist yet from a local file. Small files go in one
+    /// create-only put; larger ones in a multipart upload of [`PART_SIZE`] parts after the same
+    /// existence check (S3 has no create-only multipart upload), so memory stays at a few parts
+    /// whatever the size.
+    pub async fn put_new_file(&self, key: &str, file: &std::path::Path) -> Result<()> {
+        let local = |e: std::io::Error| {
+            Error::Internal(format!("read the local file {}: {e}", file.display()))
+        };
+        let size = std::fs::metadata(file).map_err(local)?.len();
+        if size <= PART_SIZE as u64 {
+            let bytes = std::fs::read(file).map_err(local)?;
+            return self.put_new(key, Bytes::from(bytes)).await;
+        }
+        let path = Path::from(key);
+        match self.inner.head(&path).await {
+            Ok(_) => {
+                return Err(Error::store(
+                    &self.url,
+                    format!("{key} already exists; refusing to overwrite it"),
+                ))
+            }
+            Err(object_store::Error::NotFound { .. }) => {}
+            Err(e) => return Err(self.err(key, e)),
+        }
+        tracing::debug!(target: "offset_vault::store::calls", "PUT-MULTIPART {key} ({size} bytes)");
+        let upload = self
+            .inner
+            .put_multipart(&path)
+            .await
+            .map_err(|e| self.err(key, e))?;
+        let mut writer = object_store::WriteMultipart::new_with_chunk_size(upload, PART_SIZE);
+        let mut reader = std::fs::File::open(file).map_err(local)?;
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = std::io::Read::read(&mut reader, &mut buf).map_err(local)?;
+            if n == 0 {
+                break;
+            }
+            // At most two parts in flight: bounded memory, and still overlapped.
+            writer
+                .wait_for_capacity(2)
+                .await
+                .map_err(|e| self.err(key, e))?;
+            writer.write(&buf[..n]);
+        }
+        writer.finish().await.map_err(|e| self.err(key, e))?;
+        if let Some(root) = &self.local_root {
+            set_owner_only(&root.join(key)).map_err(|e| Error::store(&self.url, e))?;
+        }
+        Ok(())
+    }
+
+    /// Reads an object into a local file (the store's own file for a local store, else a
+    /// temporary one), returning it with its size and SHA-256, computed as it streams.
+    pub async fn fetch_local(&self, key: &str) -> Result<Fetched> {
+        use sha2::Digest;
+        use std::io::Write;
+        tracing::debug!(target: "offset_vault::store::calls", "GET {key}");
+        let path = Path::from(key);
+        let got = self.inner.get(&path).await.map_err(|e| self.err(key, e))?;
+        let local = |e: std::io::Error| Error::Internal(format!("a local copy of {key}: {e}"));
+        let mut hasher = sha2::Sha256::new();
+        let mut size = 0u64;
+        match got.payload {
+            object_store::GetResultPayload::File(mut file, path) => {
+                let mut buf = vec![0u8; 1 << 20];
+                loop {
+                    let n = std::io::Read::read(&mut file, &mut buf).map_err(local)?;
+                    if n == 0 {
+                        break;
+                    }
+                    hasher.update(&buf[..n]);
+                    size += n as u64;
+                }
+                Ok(Fetched {
+                    file: LocalFile::Store(path),
+                    size,
+                    sha256: hex::encode(hasher.finalize()),
+                })
+            }
+            object_store::GetResultPayload::Stream(mut stream) => {
+                let mut tmp = tempfile::NamedTempFile::new().map_err(local)?;
+                {
+                    let mut out = std::io::BufWriter::new(tmp.as_file_mut());
+                    while let Some(chunk) = stream.try_next().await.map_err(|e| self.err(key, e))? {
+                        hasher.update(&chunk);
+                        size += chunk.len() as u64;
+                        out.write_all(&chunk).map_err(local)?;
+                    }
+                    out.flush().map_err(local)?;
+                }
+                Ok(Fetched {
+                    file: LocalFile::Temp(tmp.into_temp_path()),
+                    size,
+                    sha256: hex::encode(hasher.finalize()),
+                })
+            }
+        }
+    }
+
     pub async fn get(&self, key: &str) -> Result<Bytes> {
         tracing::debug!(target: "offset_vault::store::calls", "GET {key}");
         let path = Path::from(key);
@@ -298,5 +425,29 @@ mod tests {
             }]
         );
         assert!(Store::open_existing(&url, Duration::from_secs(5)).is_ok());
+    }
+
+    #[tokio::test]
+    async fn files_larger_than_a_part_go_up_in_parts_and_come_back_hashed() {
+        use sha2::Digest;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(
+            dir.path().join("vault").to_str().unwrap(),
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        for size in [10, PART_SIZE * 2 + 12_345] {
+            let body: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+            let local = dir.path().join(format!("body-{size}"));
+            std::fs::write(&local, &body).unwrap();
+            let key = format!("s/{size}.bin");
+            store.put_new_file(&key, &local).await.unwrap();
+            let err = store.put_new_file(&key, &local).await.unwrap_err();
+            assert!(err.to_string().contains("refusing to overwrite"), "{err}");
+            let got = store.fetch_local(&key).await.unwrap();
+            assert_eq!(got.size, size as u64);
+            assert_eq!(got.sha256, hex::encode(sha2::Sha256::digest(&body)));
+            assert_eq!(std::fs::read(got.file.path()).unwrap(), body);
+        }
     }
 }

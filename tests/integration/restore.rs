@@ -400,19 +400,11 @@ async fn rewrite_with_cluster(store: &str, id: &str, cluster: &str) -> String {
     let store = offset_vault::store::Store::open(store, Duration::from_secs(10)).unwrap();
     let manifest = repo::resolve(&store, id).await.unwrap();
     let loaded = repo::load_verified(&store, &manifest).await.unwrap();
-    let mut manifest = loaded.manifest.clone();
-    manifest.meta.cluster_id = cluster.to_string();
-    manifest.meta.created_at += chrono::Duration::milliseconds(1);
-    for f in &mut manifest.files {
-        f.size = 0;
-        f.sha256.clear();
-    }
-    manifest.assign_id();
-    let captured = Captured {
-        manifest,
-        content: loaded.content,
-        warnings: vec![],
-    };
+    let mut meta = loaded.manifest.meta.clone();
+    meta.cluster_id = cluster.to_string();
+    meta.created_at += chrono::Duration::milliseconds(1);
+    let captured =
+        Captured::from_content(meta, loaded.manifest.format, loaded.content, vec![]).unwrap();
     snap::write(&store, &captured).await.unwrap().meta.id
 }
 
