@@ -746,10 +746,10 @@ async fn show_and_diff_list_a_share_group_and_export_leaves_it_out_unless_named(
         .lines()
         .find(|l| {
             let cells: Vec<&str> = l.split_whitespace().collect();
-            cells.get(1) == Some(&share_group.as_str()) && cells.get(5) == Some(&"0")
+            cells.first() == Some(&share_group.as_str()) && cells.get(4) == Some(&"0")
         })
         .unwrap_or_else(|| panic!("share group not listed:\n{}", table.stdout));
-    let cells: Vec<&str> = line.split_whitespace().filter(|c| *c != "│").collect();
+    let cells: Vec<&str> = line.split_whitespace().collect();
     assert_eq!(
         cells,
         vec![
