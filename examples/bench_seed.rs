@@ -102,6 +102,7 @@ async fn main() {
             let records: usize = value(&args, "--records").unwrap_or(0);
             produce(&bootstrap, &layout, records);
             commit_all(&bootstrap, &layout, offset, jobs);
+            wait_for_log_offsets(&bootstrap, &layout);
         }
         "commit" => commit_all(&bootstrap, &layout, offset, jobs),
         "cleanup" => cleanup(&bootstrap, &layout.prefix).await,
@@ -184,6 +185,21 @@ fn commit_all(bootstrap: &str, layout: &Layout, offset: i64, jobs: usize) {
             });
         }
     });
+}
+
+/// Waits until every seeded partition answers a log-offset lookup, so that the measured commands
+/// do not meet a broker still settling the new partitions.
+fn wait_for_log_offsets(bootstrap: &str, layout: &Layout) {
+    let consumer: BaseConsumer = config(bootstrap).create().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    for (topic, partitions) in layout.topics() {
+        for p in 0..partitions as i32 {
+            while let Err(e) = consumer.fetch_watermarks(&topic, p, Duration::from_secs(10)) {
+                assert!(Instant::now() < deadline, "log offsets of {topic}[{p}]: {e}");
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        }
+    }
 }
 
 fn commit_group(bootstrap: &str, group: &str, tpl: &TopicPartitionList) {

@@ -275,6 +275,40 @@ mod tests {
     }
 
     #[test]
+    fn parquet_rows_of_a_group_apart_are_refused() {
+        let one = |id: &str, p: i32| GroupSnapshot {
+            group_id: id.into(),
+            state: GroupState::Empty,
+            protocol_type: String::new(),
+            group_type: GroupType::Classic,
+            members: vec![],
+            connector: None,
+            configs: Default::default(),
+            partitions: vec![PartitionOffset {
+                topic: "t".into(),
+                partition: p,
+                offset: 1,
+                leader_epoch: None,
+                metadata: None,
+                log_start_offset: None,
+                log_end_offset: None,
+                lag: None,
+                last_record_timestamp: None,
+                topic_id: None,
+            }],
+        };
+        let headers = vec![parquet::header(&one("a", 0)), parquet::header(&one("b", 0))];
+        let mut rows = vec![one("a", 0), one("b", 0), one("a", 1)].into_iter().map(Ok);
+        let bytes = parquet::write_offsets(Vec::new(), &meta(), &headers, &mut rows).unwrap();
+        let err = parquet::decode_offsets("o.parquet", bytes::Bytes::from(bytes)).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("row 2: the rows of group a are not together"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn extreme_offsets_stay_exact() {
         let mut g = unique(vec![GroupSnapshot {
             group_id: "g".into(),

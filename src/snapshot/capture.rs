@@ -371,7 +371,7 @@ pub async fn capture(
         }
         // Size the next batch from the rows per group seen so far.
         let per_group = (spill.rows() / spill.groups().max(1)).max(1);
-        batch_size = (BATCH_ROWS / per_group).clamp(FIRST_BATCH_GROUPS, MAX_BATCH_GROUPS);
+        batch_size = (BATCH_ROWS / per_group).clamp(1, MAX_BATCH_GROUPS);
     }
     tracing::debug!("groups read: {} in {:?}", ids.len(), started.elapsed());
     if spill.groups() == 0 && connectors.is_empty() && !opts.allow_empty {
@@ -404,9 +404,9 @@ pub async fn capture(
 }
 
 /// Rows a batch of groups is sized for.
-const BATCH_ROWS: usize = 64 * 1024;
+const BATCH_ROWS: usize = 32 * 1024;
 /// Groups in the first batch, before the rows per group are known.
-const FIRST_BATCH_GROUPS: usize = 32;
+const FIRST_BATCH_GROUPS: usize = 8;
 /// Groups in a batch at most (each coordinator's share is split into requests of 500 groups).
 const MAX_BATCH_GROUPS: usize = 4000;
 

@@ -349,10 +349,12 @@ impl Opened {
         .map(|_| ())
     }
 
-    /// The groups in id order, read on a thread of their own a few at a time. A read error ends
+    /// The groups in id order, read on a thread of their own one at a time. A read error ends
     /// the iteration early and is kept: [`GroupStream::error`] returns it.
     pub fn groups(&self) -> GroupStream<'_> {
-        let (tx, rx) = std::sync::mpsc::sync_channel(8);
+        // Handed over, not queued: a group can hold many partitions, so the reader holds only
+        // the group it is reading and the consumer the one it was given.
+        let (tx, rx) = std::sync::mpsc::sync_channel(0);
         let error = std::sync::Arc::new(std::sync::Mutex::new(None));
         let (format, name, path) = (
             self.manifest.format,
@@ -595,4 +597,127 @@ pub async fn verify_listed(store: &Store, listed: &Listed) -> Vec<String> {
     }
     problems.extend(check(store, manifest).await.1);
     problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::capture::Captured;
+    use crate::snapshot::manifest::{content_sha256, Format, Summary};
+    use crate::snapshot::model::{GroupState, GroupType, PartitionOffset, SnapshotMeta};
+    use chrono::{SubsecRound, Utc};
+
+    fn group(id: &str, partitions: i32) -> GroupSnapshot {
+        GroupSnapshot {
+            group_id: id.into(),
+            state: GroupState::Empty,
+            protocol_type: "consumer".into(),
+            group_type: GroupType::Classic,
+            members: vec![],
+            connector: None,
+            configs: Default::default(),
+            partitions: (0..partitions)
+                .map(|p| PartitionOffset {
+                    topic: "t".into(),
+                    partition: p,
+                    offset: 5,
+                    leader_epoch: None,
+                    metadata: None,
+                    log_start_offset: Some(0),
+                    log_end_offset: Some(9),
+                    lag: Some(4),
+                    last_record_timestamp: None,
+                    topic_id: None,
+                })
+                .collect(),
+        }
+    }
+
+    fn meta() -> SnapshotMeta {
+        SnapshotMeta {
+            created_at: Utc::now().trunc_subsecs(3),
+            cluster_id: "c".into(),
+            ..Default::default()
+        }
+    }
+
+    fn store(dir: &tempfile::TempDir) -> Store {
+        Store::open(
+            dir.path().to_str().unwrap(),
+            std::time::Duration::from_secs(5),
+        )
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_written_snapshot_opens_and_streams_its_groups_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(&dir);
+        for format in [Format::Parquet, Format::Json] {
+            let content = SnapshotContent {
+                groups: vec![group("b", 3), group("a", 2), group("c", 0)],
+                connectors: vec![],
+            };
+            let captured =
+                Captured::from_content(meta(), format, content.clone(), vec![]).unwrap();
+            let manifest = crate::snapshot::write(&store, &captured).await.unwrap();
+            let opened = open_verified(&store, &manifest).await.unwrap();
+            let ids: Vec<String> = opened.groups().map(|g| g.group_id).collect();
+            assert_eq!(ids, ["a", "b", "c"], "{format:?}");
+            let loaded = opened.load().unwrap();
+            let mut want = content;
+            want.normalize();
+            assert_eq!(loaded.content, want, "{format:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn groups_out_of_id_order_in_a_file_are_a_problem_even_with_matching_digests() {
+        // A file whose bytes match the manifest (sizes, SHA-256, content digest of the sorted
+        // content) but whose groups are not in id order: readers that stream it would see the
+        // groups in the wrong order, so verification refuses it.
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(&dir);
+        let unsorted = vec![group("b", 1), group("a", 1)];
+        let content = SnapshotContent {
+            groups: unsorted.clone(),
+            connectors: vec![],
+        };
+        let mut manifest = Manifest {
+            format_version: crate::snapshot::model::FORMAT_VERSION.into(),
+            meta: meta(),
+            format: Format::Json,
+            summary: Summary::of(&content),
+            content_sha256: content_sha256(&content),
+            files: [Format::Json.offsets_file(), CONNECTORS_FILE]
+                .into_iter()
+                .map(|name| FileEntry {
+                    name: name.into(),
+                    size: 0,
+                    sha256: String::new(),
+                })
+                .collect(),
+        };
+        manifest.assign_id();
+        let offsets = crate::format::json::encode_offsets(&manifest.meta, &unsorted).unwrap();
+        let connectors = crate::format::json::encode_connectors(&manifest.meta.id, &[]).unwrap();
+        let manifest = write(
+            &store,
+            manifest,
+            vec![
+                ("offsets.json".into(), FileBody::Bytes(offsets)),
+                (CONNECTORS_FILE.into(), FileBody::Bytes(connectors)),
+            ],
+        )
+        .await
+        .unwrap();
+        let (opened, problems) = check(&store, &manifest).await;
+        assert!(opened.is_none());
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.contains("group a comes after b: groups must be in id order")),
+            "{problems:?}"
+        );
+    }
 }

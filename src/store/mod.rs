@@ -27,8 +27,8 @@ mod delete;
 pub const ACCEPTED_STORES: &str =
     "accepted: a directory path, file:///path, or s3://bucket/prefix (s3a:// too; endpoint and credentials from AWS_*)";
 
-/// Files larger than this are uploaded in parts of this size (S3's smallest part is 5 MiB).
-pub const PART_SIZE: usize = 8 << 20;
+/// Files larger than this are uploaded in parts of this size (S3's smallest part).
+pub const PART_SIZE: usize = 5 << 20;
 
 /// An object read to the local disk: the store's own file, or a temporary copy removed on drop.
 #[derive(Debug)]
@@ -198,20 +198,23 @@ impl Store {
         }
     }
 
+    /// Fails when the object exists.
+    async fn refuse_existing(&self, key: &str, path: &Path) -> Result<()> {
+        match self.inner.head(path).await {
+            Ok(_) => Err(Error::store(
+                &self.url,
+                format!("{key} already exists; refusing to overwrite it"),
+            )),
+            Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(self.err(key, e)),
+        }
+    }
+
     /// Writes an object that must not exist yet. Never overwrites.
     pub async fn put_new(&self, key: &str, bytes: Bytes) -> Result<()> {
         let path = Path::from(key);
         // Some S3-compatible servers ignore conditional puts; check first as well.
-        match self.inner.head(&path).await {
-            Ok(_) => {
-                return Err(Error::store(
-                    &self.url,
-                    format!("{key} already exists; refusing to overwrite it"),
-                ))
-            }
-            Err(object_store::Error::NotFound { .. }) => {}
-            Err(e) => return Err(self.err(key, e)),
-        }
+        self.refuse_existing(key, &path).await?;
         let opts = PutOptions {
             mode: PutMode::Create,
             ..Default::default()
@@ -250,16 +253,7 @@ impl Store {
             return self.put_new(key, Bytes::from(bytes)).await;
         }
         let path = Path::from(key);
-        match self.inner.head(&path).await {
-            Ok(_) => {
-                return Err(Error::store(
-                    &self.url,
-                    format!("{key} already exists; refusing to overwrite it"),
-                ))
-            }
-            Err(object_store::Error::NotFound { .. }) => {}
-            Err(e) => return Err(self.err(key, e)),
-        }
+        self.refuse_existing(key, &path).await?;
         tracing::debug!(target: "offset_vault::store::calls", "PUT-MULTIPART {key} ({size} bytes)");
         let upload = self
             .inner
@@ -274,9 +268,9 @@ impl Store {
             if n == 0 {
                 break;
             }
-            // At most two parts in flight: bounded memory, and still overlapped.
+            // One part in flight while the next fills: memory stays at two parts.
             writer
-                .wait_for_capacity(2)
+                .wait_for_capacity(1)
                 .await
                 .map_err(|e| self.err(key, e))?;
             writer.write(&buf[..n]);
