@@ -195,7 +195,10 @@ fn wait_for_log_offsets(bootstrap: &str, layout: &Layout) {
     for (topic, partitions) in layout.topics() {
         for p in 0..partitions as i32 {
             while let Err(e) = consumer.fetch_watermarks(&topic, p, Duration::from_secs(10)) {
-                assert!(Instant::now() < deadline, "log offsets of {topic}[{p}]: {e}");
+                assert!(
+                    Instant::now() < deadline,
+                    "log offsets of {topic}[{p}]: {e}"
+                );
                 std::thread::sleep(Duration::from_millis(200));
             }
         }

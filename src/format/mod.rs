@@ -298,7 +298,9 @@ mod tests {
             }],
         };
         let headers = vec![parquet::header(&one("a", 0)), parquet::header(&one("b", 0))];
-        let mut rows = vec![one("a", 0), one("b", 0), one("a", 1)].into_iter().map(Ok);
+        let mut rows = vec![one("a", 0), one("b", 0), one("a", 1)]
+            .into_iter()
+            .map(Ok);
         let bytes = parquet::write_offsets(Vec::new(), &meta(), &headers, &mut rows).unwrap();
         let err = parquet::decode_offsets("o.parquet", bytes::Bytes::from(bytes)).unwrap_err();
         assert!(

@@ -658,8 +658,7 @@ mod tests {
                 groups: vec![group("b", 3), group("a", 2), group("c", 0)],
                 connectors: vec![],
             };
-            let captured =
-                Captured::from_content(meta(), format, content.clone(), vec![]).unwrap();
+            let captured = Captured::from_content(meta(), format, content.clone(), vec![]).unwrap();
             let manifest = crate::snapshot::write(&store, &captured).await.unwrap();
             let opened = open_verified(&store, &manifest).await.unwrap();
             let ids: Vec<String> = opened.groups().map(|g| g.group_id).collect();

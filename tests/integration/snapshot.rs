@@ -461,3 +461,79 @@ async fn topic_filter_keeps_only_those_topics_and_the_groups_on_them() {
         serde_json::json!([])
     );
 }
+
+/// An offsets file larger than one upload part (5 MiB) goes to S3 as a multipart upload, and
+/// `verify`, `show` and `export` read it back through a local copy, checked against the manifest.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_offsets_file_larger_than_one_part_goes_to_s3_in_parts_and_reads_back() {
+    use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
+    use rdkafka::{Offset, TopicPartitionList};
+    if !(env::require_kafka() && env::require_s3()) {
+        return;
+    }
+    const PARTITIONS: i32 = 1500;
+    let topic = unique_name("snap-big");
+    kafka::create_topic(&topic, PARTITIONS).await;
+    let group = unique_name("snap-big-g");
+    // 3,900 bytes of commit metadata per partition (the broker keeps up to 4,096), different for
+    // each partition: about 6 MB of JSON.
+    let metadata = |p: i32| format!("{p:05}-{}", "m".repeat(3894));
+    let mut tpl = TopicPartitionList::new();
+    for p in 0..PARTITIONS {
+        tpl.add_partition_offset(&topic, p, Offset::Offset(0))
+            .unwrap();
+        tpl.find_partition(&topic, p)
+            .unwrap()
+            .set_metadata(metadata(p));
+    }
+    let committing = group.clone();
+    tokio::task::spawn_blocking(move || {
+        let consumer: BaseConsumer = kafka::kafka_config()
+            .set("group.id", &committing)
+            .set("enable.auto.commit", "false")
+            .create()
+            .expect("consumer");
+        consumer
+            .commit(&tpl, CommitMode::Sync)
+            .expect("commit offsets with metadata");
+    })
+    .await
+    .unwrap();
+
+    let prefix = unique_name("snap-big-s3");
+    let store = s3::s3_url(&prefix);
+    let id = snapshot(&store, &["--group", &group, "--format", "json"]).await;
+    let objects: Vec<object_store::ObjectMeta> = s3::s3_store()
+        .list(Some(&object_store::path::Path::from(prefix.as_str())))
+        .try_collect()
+        .await
+        .unwrap();
+    let offsets = objects
+        .iter()
+        .find(|o| o.location.as_ref().ends_with(&format!("{id}/offsets.json")))
+        .unwrap_or_else(|| panic!("offsets.json of {id} in {objects:?}"));
+    assert!(
+        offsets.size > offset_vault::store::PART_SIZE as u64,
+        "offsets.json is {} bytes, not more than one part",
+        offsets.size
+    );
+
+    ov(&store, &["verify", &id]).await.ok();
+    let shown = show(&store, &id).await;
+    let partitions = shown["groups"][0]["partitions"]
+        .as_array()
+        .expect("partitions");
+    assert_eq!(partitions.len(), PARTITIONS as usize);
+    for p in partitions {
+        let n = p["partition"].as_i64().unwrap() as i32;
+        assert_eq!(p["metadata"], metadata(n).as_str(), "partition {n}");
+        assert_eq!(p["offset"], 0, "partition {n}");
+    }
+    let exported = ov(&store, &["export", &id]).await.ok();
+    assert_eq!(exported.stdout.lines().count(), PARTITIONS as usize);
+    assert!(exported
+        .stdout
+        .lines()
+        .all(|l| l.starts_with(&format!("{topic},")) && l.ends_with(",0")));
+    kafka::delete_topic(&topic).await;
+}

@@ -485,6 +485,17 @@ pub async fn read_records(topic: &str, n: usize, timeout: Duration) -> Vec<Recor
     .await
 }
 
+/// Deletes a topic (a large one, so that later tests do not carry it).
+pub async fn delete_topic(topic: &str) {
+    use rdkafka::admin::{AdminClient, AdminOptions};
+    let admin: AdminClient<rdkafka::client::DefaultClientContext> =
+        kafka_config().create().expect("admin client");
+    admin
+        .delete_topics(&[topic], &AdminOptions::new())
+        .await
+        .expect("delete topic");
+}
+
 /// Deletes a topic and creates it again under the same name (it gets a new topic id), waiting
 /// until the new one exists.
 pub async fn recreate_topic(topic: &str, partitions: i32) {
