@@ -3,8 +3,9 @@
 //! binary and passes its path in `OV_BENCH_BINARY`; results are kept in `benches/RESULTS.md`.
 //!
 //! The snapshots are synthesized with the library and written to local stores; no cluster is
-//! needed. `diff`: two snapshots of `OV_BENCH_ROWS` rows (1000 partitions per group) where every
-//! tenth offset moved. `prune`: `OV_BENCH_SNAPSHOTS` small snapshots, one every 15 minutes up to
+//! needed. `diff`: two snapshots of each size in `OV_BENCH_ROWS` (rows, separated by spaces;
+//! default 1,000,000 and 3,000,000; 1000 partitions per group, so the groups grow with the rows)
+//! where every tenth offset moved. `prune`: `OV_BENCH_SNAPSHOTS` small snapshots, one every 15 minutes up to
 //! now, under a 48 hourly / 30 daily / 8 weekly policy.
 
 use std::process::Command;
@@ -104,18 +105,33 @@ fn row(what: &str, runs: &mut [(f64, f64, String)]) {
 
 #[tokio::main]
 async fn main() {
-    let rows = env_usize("OV_BENCH_ROWS", 1_000_000);
+    let sizes: Vec<usize> = std::env::var("OV_BENCH_ROWS")
+        .unwrap_or_else(|_| "1000000 3000000".into())
+        .split_whitespace()
+        .map(|n| {
+            n.parse()
+                .expect("OV_BENCH_ROWS: row counts separated by spaces")
+        })
+        .collect();
     let snapshots = env_usize("OV_BENCH_SNAPSHOTS", 3000);
     let runs = env_usize("OV_BENCH_RUNS", 3);
     let binary = std::env::var("OV_BENCH_BINARY")
         .expect("OV_BENCH_BINARY: the offset-vault binary to measure (scripts/bench sets it)");
-    let timeout = std::time::Duration::from_secs(60);
     println!("| command | runs | min wall | median wall | max RSS |");
     println!("|---|---|---|---|---|");
 
+    let now = Utc::now();
+    for rows in sizes {
+        measure_diff(&binary, rows, runs, now).await;
+    }
+    prune(&binary, snapshots, runs, now).await;
+}
+
+/// `verify`, `show` and `diff` of two snapshots of `rows` rows.
+async fn measure_diff(binary: &str, rows: usize, runs: usize, now: chrono::DateTime<Utc>) {
+    let timeout = std::time::Duration::from_secs(60);
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path().to_str().unwrap(), timeout).unwrap();
-    let now = Utc::now();
     let setup = Instant::now();
     let a = write(
         &store,
@@ -131,12 +147,12 @@ async fn main() {
     );
     // For scale: loading and verifying one of the two snapshots, which `diff` does twice.
     let mut r: Vec<_> = (0..runs)
-        .map(|_| measure(&binary, dir.path(), &["verify", &a]))
+        .map(|_| measure(binary, dir.path(), &["verify", &a]))
         .collect();
-    row(&format!("`verify A` ({rows} rows, for scale)"), &mut r);
+    row(&format!("`verify A` ({rows} rows)"), &mut r);
     for (label, output) in [("table", "table"), ("json", "json")] {
         let mut r: Vec<_> = (0..runs)
-            .map(|_| measure(&binary, dir.path(), &["--output", output, "diff", &a, &b]))
+            .map(|_| measure(binary, dir.path(), &["--output", output, "diff", &a, &b]))
             .collect();
         if output == "json" {
             let v: serde_json::Value = serde_json::from_str(&r[0].2).expect("diff JSON");
@@ -150,8 +166,11 @@ async fn main() {
             &mut r,
         );
     }
-    drop(dir);
+}
 
+/// `prune` over an archive of `snapshots` small snapshots.
+async fn prune(binary: &str, snapshots: usize, runs: usize, now: chrono::DateTime<Utc>) {
+    let timeout = std::time::Duration::from_secs(60);
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path().to_str().unwrap(), timeout).unwrap();
     let setup = Instant::now();
@@ -173,7 +192,7 @@ async fn main() {
     ];
     let dry: Vec<&str> = [&["--output", "json", "prune"][..], &policy].concat();
     let mut r: Vec<_> = (0..runs)
-        .map(|_| measure(&binary, dir.path(), &dry))
+        .map(|_| measure(binary, dir.path(), &dry))
         .collect();
     let plan: serde_json::Value = serde_json::from_str(&r[0].2).expect("prune JSON");
     let keep = plan["plan"]["summary"]["keep"].as_u64().unwrap();
@@ -182,12 +201,12 @@ async fn main() {
         &mut r,
     );
     let exec: Vec<&str> = [&dry[..], &["--execute"]].concat();
-    let mut r = vec![measure(&binary, dir.path(), &exec)];
+    let mut r = vec![measure(binary, dir.path(), &exec)];
     row(
         &format!("`prune --execute` ({} deleted)", snapshots as u64 - keep),
         &mut r,
     );
-    let mut r = vec![measure(&binary, dir.path(), &dry)];
+    let mut r = vec![measure(binary, dir.path(), &dry)];
     let after: serde_json::Value = serde_json::from_str(&r[0].2).unwrap();
     assert_eq!(after["plan"]["summary"]["remove"], 0);
     assert_eq!(after["plan"]["summary"]["keep"], keep);
