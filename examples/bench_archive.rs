@@ -1,12 +1,14 @@
-//! Benchmark: `diff` of two large snapshots and `prune` of a large archive, wall time and peak
-//! memory of the release binary. Run with `scripts/bench archive`, which builds the release
-//! binary and passes its path in `OV_BENCH_BINARY`; results are kept in `benches/RESULTS.md`.
+//! Benchmark: `verify`, `show` and `diff` of large snapshots and `prune` of a large archive, wall
+//! time and peak memory of the release binary. Run with `scripts/bench archive`, which builds the
+//! release binary and passes its path in `OV_BENCH_BINARY`; results are kept in
+//! `benches/RESULTS.md`.
 //!
 //! The snapshots are synthesized with the library and written to local stores; no cluster is
-//! needed. `diff`: two snapshots of each size in `OV_BENCH_ROWS` (rows, separated by spaces;
-//! default 1,000,000 and 3,000,000; 1000 partitions per group, so the groups grow with the rows)
-//! where every tenth offset moved. `prune`: `OV_BENCH_SNAPSHOTS` small snapshots, one every 15 minutes up to
-//! now, under a 48 hourly / 30 daily / 8 weekly policy.
+//! needed. `verify`, `show`, `diff`: two snapshots of each size in `OV_BENCH_ROWS` (rows,
+//! separated by spaces; default 1,000,000 and 3,000,000; 1000 partitions per group, so the groups
+//! grow with the rows, or `OV_BENCH_GROUPS` groups of rows / groups partitions) where every tenth
+//! offset moved. `prune`: `OV_BENCH_SNAPSHOTS` small snapshots, one every 15 minutes up to now,
+//! under a 48 hourly / 30 daily / 8 weekly policy.
 
 use std::process::Command;
 use std::time::Instant;
@@ -29,8 +31,12 @@ fn env_usize(name: &str, default: usize) -> usize {
 
 /// A snapshot of `rows` committed offsets; offsets of every tenth row are moved by `moved`.
 fn content(rows: usize, moved: i64) -> SnapshotContent {
-    const PER_GROUP: usize = 1000;
-    let groups = rows.div_ceil(PER_GROUP);
+    // 1000 partitions per group, or OV_BENCH_GROUPS groups of rows / OV_BENCH_GROUPS partitions.
+    let per_group = match env_usize("OV_BENCH_GROUPS", 0) {
+        0 => 1000,
+        groups => rows.div_ceil(groups),
+    };
+    let groups = rows.div_ceil(per_group);
     let groups = (0..groups)
         .map(|g| GroupSnapshot {
             group_id: format!("group-{g:06}"),
@@ -40,9 +46,9 @@ fn content(rows: usize, moved: i64) -> SnapshotContent {
             members: vec![],
             connector: None,
             configs: Default::default(),
-            partitions: (0..PER_GROUP.min(rows - g * PER_GROUP))
+            partitions: (0..per_group.min(rows - g * per_group))
                 .map(|i| {
-                    let offset = 1_000_000 + (g * PER_GROUP + i) as i64;
+                    let offset = 1_000_000 + (g * per_group + i) as i64;
                     PartitionOffset {
                         topic: format!("topic-{:03}", i / 20),
                         partition: (i % 20) as i32,
@@ -150,6 +156,12 @@ async fn measure_diff(binary: &str, rows: usize, runs: usize, now: chrono::DateT
         .map(|_| measure(binary, dir.path(), &["verify", &a]))
         .collect();
     row(&format!("`verify A` ({rows} rows)"), &mut r);
+    for (label, output) in [("table", "table"), ("json", "json")] {
+        let mut r: Vec<_> = (0..runs)
+            .map(|_| measure(binary, dir.path(), &["--output", output, "show", &a]))
+            .collect();
+        row(&format!("`show A` ({rows} rows, {label})"), &mut r);
+    }
     for (label, output) in [("table", "table"), ("json", "json")] {
         let mut r: Vec<_> = (0..runs)
             .map(|_| measure(binary, dir.path(), &["--output", output, "diff", &a, &b]))
