@@ -47,12 +47,7 @@ pub fn encode_offsets(meta: &SnapshotMeta, groups: &[GroupSnapshot]) -> Result<V
 }
 
 pub fn decode_offsets(path: &str, bytes: &[u8]) -> Result<(SnapshotMeta, Vec<GroupSnapshot>)> {
-    let mut groups = Vec::new();
-    let meta = read_offsets(path, bytes, &mut |g| {
-        groups.push(g);
-        Ok(())
-    })?;
-    Ok((meta, groups))
+    super::collect(|each| read_offsets(path, bytes, each))
 }
 
 /// A sequence serialized from an iterator, so a document is written without collecting it. The

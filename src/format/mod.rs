@@ -48,6 +48,18 @@ pub fn write_offsets<W: std::io::Write + Send>(
     }
 }
 
+/// Every group a streaming reader hands out, with the metadata it returns.
+fn collect(
+    read: impl FnOnce(&mut dyn FnMut(GroupSnapshot) -> Result<()>) -> Result<SnapshotMeta>,
+) -> Result<(SnapshotMeta, Vec<GroupSnapshot>)> {
+    let mut groups = Vec::new();
+    let meta = read(&mut |g| {
+        groups.push(g);
+        Ok(())
+    })?;
+    Ok((meta, groups))
+}
+
 /// Reads a local offsets file one group at a time; `path` names it in errors. Returns the
 /// snapshot metadata recorded in it.
 pub fn read_offsets(

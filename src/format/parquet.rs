@@ -224,12 +224,7 @@ fn opt<T>(present: bool, value: T) -> Option<T> {
 
 /// Decodes an offsets file; `path` names it in errors.
 pub fn decode_offsets(path: &str, bytes: Bytes) -> Result<(SnapshotMeta, Vec<GroupSnapshot>)> {
-    let mut groups = Vec::new();
-    let meta = read_offsets(path, bytes, &mut |g| {
-        groups.push(g);
-        Ok(())
-    })?;
-    Ok((meta, groups))
+    super::collect(|each| read_offsets(path, bytes, each))
 }
 
 /// Reads an offsets file one record batch at a time and hands each group to `each` once its
