@@ -478,14 +478,23 @@ async fn an_offsets_file_larger_than_one_part_goes_to_s3_in_parts_and_reads_back
     // 3,900 bytes of commit metadata per partition (the broker keeps up to 4,096), different for
     // each partition: about 6 MB of JSON.
     let metadata = |p: i32| format!("{p:05}-{}", "m".repeat(3894));
-    let mut tpl = TopicPartitionList::new();
-    for p in 0..PARTITIONS {
-        tpl.add_partition_offset(&topic, p, Offset::Offset(0))
-            .unwrap();
-        tpl.find_partition(&topic, p)
-            .unwrap()
-            .set_metadata(metadata(p));
-    }
+    // In commits of 200 partitions: the broker writes one commit as one record batch, which must
+    // fit the offsets topic's 1 MB message size.
+    let chunks: Vec<TopicPartitionList> = (0..PARTITIONS)
+        .collect::<Vec<_>>()
+        .chunks(200)
+        .map(|ps| {
+            let mut tpl = TopicPartitionList::new();
+            for &p in ps {
+                tpl.add_partition_offset(&topic, p, Offset::Offset(0))
+                    .unwrap();
+                tpl.find_partition(&topic, p)
+                    .unwrap()
+                    .set_metadata(metadata(p));
+            }
+            tpl
+        })
+        .collect();
     let committing = group.clone();
     tokio::task::spawn_blocking(move || {
         let consumer: BaseConsumer = kafka::kafka_config()
@@ -493,9 +502,11 @@ async fn an_offsets_file_larger_than_one_part_goes_to_s3_in_parts_and_reads_back
             .set("enable.auto.commit", "false")
             .create()
             .expect("consumer");
-        consumer
-            .commit(&tpl, CommitMode::Sync)
-            .expect("commit offsets with metadata");
+        for tpl in &chunks {
+            consumer
+                .commit(tpl, CommitMode::Sync)
+                .expect("commit offsets with metadata");
+        }
     })
     .await
     .unwrap();
