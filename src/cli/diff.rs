@@ -21,7 +21,7 @@ use crate::live::LiveView;
 use crate::snapshot::choose::{choose, Choice, Eligible};
 use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot};
 use crate::snapshot::redact::redact_config;
-use crate::snapshot::repo::{self, Opened};
+use crate::snapshot::repo::{self, ErrorSlot, Opened};
 use crate::timeutil::parse_time;
 
 /// One side of the comparison, as asked for.
@@ -92,8 +92,6 @@ fn opened_rows<'a>(
     errors.borrow_mut().push(stream.error_slot());
     Box::new(group_rows(stream, wanted, filter))
 }
-
-type ErrorSlot = std::sync::Arc<std::sync::Mutex<Option<Error>>>;
 
 /// The live rows of the compared groups, sorted like a snapshot's.
 fn live_rows<'a>(

@@ -328,14 +328,20 @@ impl KafkaClient {
         if groups.is_empty() || self.wire().await.is_none() {
             return Ok(BTreeMap::new());
         }
+        Ok(Self::listed_types(self.list_groups().await?, groups))
+    }
+
+    /// [`Self::group_types`] out of a listing already read.
+    pub fn listed_types(
+        listing: Vec<GroupListing>,
+        groups: &[String],
+    ) -> BTreeMap<String, GroupListing> {
         let wanted: BTreeSet<&String> = groups.iter().collect();
-        Ok(self
-            .list_groups()
-            .await?
+        listing
             .into_iter()
             .filter(|g| wanted.contains(&g.group_id))
             .map(|g| (g.group_id.clone(), g))
-            .collect())
+            .collect()
     }
 
     /// Describes groups of any type. With the direct path: batched per coordinator, each type

@@ -242,18 +242,21 @@ async fn check_connect_clusters(kafka: &KafkaClient, clients: &[ConnectClient]) 
     Ok(())
 }
 
-/// Group ids to capture, each with the connector it belongs to (if any).
+/// Group ids to capture, each with the connector it belongs to (if any), and the cluster's group
+/// listing when the selection needed one.
 async fn select_groups(
     kafka: &KafkaClient,
     selection: &Selection,
     pattern: Option<&Regex>,
     connectors: &[ConnectorSnapshot],
     warnings: &mut Vec<String>,
-) -> Result<BTreeMap<String, Option<String>>> {
+) -> Result<(BTreeMap<String, Option<String>>, Option<Vec<GroupListing>>)> {
     let mut groups: BTreeMap<String, Option<String>> = BTreeMap::new();
+    let mut listed = None;
     if selection.all_groups || pattern.is_some() {
         let mut workers = Vec::new();
-        for g in kafka.list_groups().await? {
+        let listing = kafka.list_groups().await?;
+        for g in &listing {
             let type_ok =
                 selection.group_types.is_empty() || selection.group_types.contains(&g.group_type);
             if !(type_ok
@@ -263,11 +266,12 @@ async fn select_groups(
             }
             // Kafka Connect's own worker groups coordinate workers; they hold no offsets.
             if g.protocol_type.as_deref() == Some("connect") {
-                workers.push(g.group_id);
+                workers.push(g.group_id.clone());
                 continue;
             }
-            groups.insert(g.group_id, None);
+            groups.insert(g.group_id.clone(), None);
         }
+        listed = Some(listing);
         if !workers.is_empty() {
             warnings.push(format!(
                 "left out {} Kafka Connect worker group(s) (protocol type connect, not consumer groups): {}; name one with --group to capture it anyway",
@@ -284,7 +288,7 @@ async fn select_groups(
             groups.insert(g.clone(), Some(c.name.clone()));
         }
     }
-    Ok(groups)
+    Ok((groups, listed))
 }
 
 fn truncate_to_millis(t: DateTime<Utc>) -> DateTime<Utc> {
@@ -334,7 +338,7 @@ pub async fn capture(
     }
     connectors.sort_by(|a, b| a.name.cmp(&b.name));
 
-    let wanted = select_groups(
+    let (wanted, listed) = select_groups(
         kafka,
         selection,
         pattern.as_ref(),
@@ -345,7 +349,14 @@ pub async fn capture(
     let ids: Vec<String> = wanted.keys().cloned().collect();
     crate::progress::stage("groups: committed offsets read", ids.len() as u64);
     let started = std::time::Instant::now();
-    let (types, brokers) = futures::join!(kafka.group_types(&ids), kafka.brokers());
+    // The groups were listed to select them: the same listing gives their types.
+    let types = async {
+        match listed {
+            Some(listing) => Ok(KafkaClient::listed_types(listing, &ids)),
+            None => kafka.group_types(&ids).await,
+        }
+    };
+    let (types, brokers) = futures::join!(types, kafka.brokers());
     let (types, brokers) = (types?, brokers?);
 
     // The groups are read in batches sized so that a batch holds about BATCH_ROWS committed

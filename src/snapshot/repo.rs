@@ -350,7 +350,7 @@ impl Opened {
     }
 
     /// The groups in id order, read on a thread of their own one at a time. A read error ends
-    /// the iteration early and is kept: [`GroupStream::error`] returns it.
+    /// the iteration early and is kept: [`GroupStream::error_slot`] holds it.
     pub fn groups(&self) -> GroupStream<'_> {
         // Handed over, not queued: a group can hold many partitions, so the reader holds only
         // the group it is reading and the consumer the one it was given.
@@ -397,21 +397,19 @@ impl Opened {
     }
 }
 
+/// Where a [`GroupStream`] keeps the error that ended it.
+pub type ErrorSlot = std::sync::Arc<std::sync::Mutex<Option<Error>>>;
+
 /// See [`Opened::groups`].
 pub struct GroupStream<'a> {
     rx: std::sync::mpsc::Receiver<GroupSnapshot>,
-    error: std::sync::Arc<std::sync::Mutex<Option<Error>>>,
+    error: ErrorSlot,
     _opened: std::marker::PhantomData<&'a Opened>,
 }
 
 impl GroupStream<'_> {
-    /// The error that ended the iteration, if one did.
-    pub fn error(&self) -> Option<Error> {
-        self.error.lock().expect("not poisoned").take()
-    }
-
-    /// A handle to the error, usable after the stream is consumed.
-    pub fn error_slot(&self) -> std::sync::Arc<std::sync::Mutex<Option<Error>>> {
+    /// The error that ended the iteration, if one did, readable after the stream is consumed.
+    pub fn error_slot(&self) -> ErrorSlot {
         self.error.clone()
     }
 }

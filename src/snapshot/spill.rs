@@ -116,14 +116,6 @@ impl SpilledGroups {
             serde_json::from_str(&line).map_err(spill_err)
         }))
     }
-
-    pub fn len(&self) -> usize {
-        self.headers.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.headers.is_empty()
-    }
 }
 
 #[cfg(test)]
