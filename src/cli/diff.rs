@@ -3,26 +3,24 @@
 //! The partition rows are printed as the merge finds them (see `print`), so the output itself
 //! holds no rows in memory.
 
+pub(super) mod live;
 mod print;
 
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use super::archive::DiffArgs;
 use super::commands::open_store;
 use super::{Cli, OutputFormat};
-use crate::diff::{
-    diff_connector, group_rows, ConnectorDiff, ConnectorView, Filter, PartitionDiff, Row,
-};
+use crate::diff::{group_rows, ConnectorDiff, Filter, PartitionDiff, Row};
 use crate::error::{exit, Error, Result};
 use crate::kafka::KafkaClient;
-use crate::live::LiveView;
 use crate::snapshot::choose::{choose, Choice, Eligible};
-use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot};
-use crate::snapshot::redact::redact_config;
+use crate::snapshot::model::ConnectorSnapshot;
 use crate::snapshot::repo::{self, ErrorSlot, Opened};
 use crate::timeutil::parse_time;
+use live::Live;
 
 /// One side of the comparison, as asked for.
 enum Side {
@@ -93,32 +91,6 @@ fn opened_rows<'a>(
     Box::new(group_rows(stream, wanted, filter))
 }
 
-/// The live rows of the compared groups, sorted like a snapshot's.
-fn live_rows<'a>(
-    view: &'a LiveView,
-    groups: &'a BTreeSet<String>,
-    filter: &'a Filter,
-) -> impl Iterator<Item = Row> + 'a {
-    groups.iter().flat_map(move |g| {
-        view.groups
-            .get(g)
-            .into_iter()
-            .flat_map(|lg| lg.offsets.iter())
-            .filter(move |((t, p), _)| filter.wants_partition(t, *p))
-            .map(move |((t, p), o)| Row {
-                group: g.clone(),
-                topic: t.clone(),
-                partition: *p,
-                offset: *o,
-                log_start: view
-                    .watermarks
-                    .get(&(t.clone(), *p))
-                    .and_then(|w| w.log_start),
-                topic_id: view.topic_ids.get(t).cloned(),
-            })
-    })
-}
-
 pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
     let now = Utc::now();
     let (old_side, new_side) = sides(args, now)?;
@@ -175,16 +147,15 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
     let rows = |which: u8| -> Box<dyn Iterator<Item = Row> + '_> {
         match (which, &live) {
             (0, _) => opened_rows(&old, wanted.as_ref(), &filter, &errors),
-            (_, Some(l)) => Box::new(live_rows(&l.view, &l.groups, &filter)),
+            (_, Some(l)) => Box::new(l.rows(&filter)),
             (_, None) => opened_rows(&new, wanted.as_ref(), &filter, &errors),
         }
     };
-    let connector_diffs = compare_connectors(
-        &old,
-        &new,
-        live.as_ref().map(|l| (&l.view, &l.configs)),
-        &filter,
-    );
+    let news = match &live {
+        Some(l) => l.connector_views(),
+        None => live::snapshot_views(&new.connectors, &filter),
+    };
+    let connector_diffs = live::compare_connectors(&old.connectors, news, &filter);
 
     crate::progress::finish();
     let shown = |d: &PartitionDiff| args.all || d.is_notable();
@@ -207,14 +178,8 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
     })
 }
 
-/// The cluster now, for the groups and connectors of the old side that the filter selects.
-struct Live {
-    view: LiveView,
-    /// The compared groups, sorted.
-    groups: BTreeSet<String>,
-    configs: BTreeMap<String, LiveConfig>,
-}
-
+/// The cluster now, for the groups and connectors of the old side that the filter selects,
+/// refused when it is another cluster than the snapshot's unless `--allow-other-cluster`.
 async fn read_live(
     cli: &Cli,
     settings: crate::kafka::KafkaSettings,
@@ -234,130 +199,19 @@ async fn read_live(
             bootstrap: kafka.bootstrap().to_string(),
         });
     }
-    let old_connectors: Vec<&ConnectorSnapshot> = old.connectors.iter().collect();
-    let wanted = filter.group_set(&old_connectors);
-    let mut groups: Vec<GroupSnapshot> = Vec::new();
-    if let Some(opened) = &old.opened {
-        opened.for_each_group(&mut |g| {
-            if wanted.as_ref().is_none_or(|w| w.contains(&g.group_id)) {
-                groups.push(g);
-            }
-            Ok(())
-        })?;
-    }
-    for g in wanted.iter().flatten() {
-        if !groups.iter().any(|s| &s.group_id == g) {
-            groups.push(placeholder(g));
-        }
-    }
-    let connectors: Vec<ConnectorSnapshot> = old
-        .connectors
-        .iter()
-        .filter(|c| filter.wants_connector(&c.name))
-        .cloned()
-        .collect();
+    let opened = old
+        .opened
+        .as_ref()
+        .expect("the old side is always a snapshot");
     let clients = cli.global.connect_clients()?;
-    let (view, by_name) = crate::live::read(&kafka, &clients, &groups, &connectors, false).await?;
-    let configs = live_configs(&by_name).await?;
+    let live = Live::read(&kafka, &clients, opened, filter).await?;
     let read = Read {
         label: json!({"live": kafka.bootstrap(), "cluster_id": kafka.cluster_id(), "read_at": Utc::now()}),
         cluster_id: kafka.cluster_id().to_string(),
         opened: None,
         connectors: vec![],
     };
-    let groups = groups.into_iter().map(|g| g.group_id).collect();
-    Ok((
-        read,
-        Live {
-            view,
-            groups,
-            configs,
-        },
-    ))
-}
-
-/// A group named in the filter but absent from the snapshot: compared with no rows.
-fn placeholder(group: &str) -> GroupSnapshot {
-    GroupSnapshot {
-        group_id: group.to_string(),
-        state: crate::kafka::GroupState::Unknown("not in the snapshot".into()),
-        protocol_type: String::new(),
-        group_type: crate::kafka::GroupType::Unknown,
-        members: vec![],
-        connector: None,
-        configs: Default::default(),
-        partitions: vec![],
-    }
-}
-
-/// A live connector's config, and the keys a snapshot would redact. The values stay as they
-/// are: secret ones are compared by hash with a snapshot taken with `--include-secrets`, and
-/// never printed.
-type LiveConfig = (BTreeMap<String, String>, Vec<String>);
-
-/// The current config of each connector found live.
-async fn live_configs(
-    clients: &BTreeMap<String, crate::connect::ConnectClient>,
-) -> Result<BTreeMap<String, LiveConfig>> {
-    let mut out = BTreeMap::new();
-    for (name, client) in clients {
-        if let Some((info, _)) = client.connector(name).await? {
-            let mut copy = info.config.clone();
-            let redacted = redact_config(&mut copy);
-            out.insert(name.clone(), (info.config, redacted));
-        }
-    }
-    Ok(out)
-}
-
-fn compare_connectors(
-    old: &Read,
-    new: &Read,
-    live: Option<(&LiveView, &BTreeMap<String, LiveConfig>)>,
-    filter: &Filter,
-) -> Vec<ConnectorDiff> {
-    let mut olds: BTreeMap<String, ConnectorView> = BTreeMap::new();
-    for c in old
-        .connectors
-        .iter()
-        .filter(|c| filter.wants_connector(&c.name))
-    {
-        olds.insert(c.name.clone(), c.into());
-    }
-    let mut news: BTreeMap<String, ConnectorView> = BTreeMap::new();
-    match live {
-        Some((view, configs)) => {
-            for (name, l) in &view.connectors {
-                if let Some(l) = l {
-                    let config = configs.get(name);
-                    news.insert(
-                        name.clone(),
-                        ConnectorView {
-                            name: name.clone(),
-                            state: Some(l.state.clone()),
-                            config: config.map(|c| c.0.clone()),
-                            redacted_keys: config.map(|c| c.1.clone()).unwrap_or_default(),
-                            offsets: l.offsets.clone(),
-                        },
-                    );
-                }
-            }
-        }
-        None => {
-            for c in new
-                .connectors
-                .iter()
-                .filter(|c| filter.wants_connector(&c.name))
-            {
-                news.insert(c.name.clone(), c.into());
-            }
-        }
-    }
-    let names: BTreeSet<&String> = olds.keys().chain(news.keys()).collect();
-    names
-        .into_iter()
-        .filter_map(|n| diff_connector(olds.get(n), news.get(n)))
-        .collect()
+    Ok((read, live))
 }
 
 #[cfg(test)]
