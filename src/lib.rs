@@ -11,6 +11,7 @@
 //! - [`store`]: `object_store` backends picked by URL, create-only writes.
 //! - [`restore`]: snapshot choice, the plan (pure), and its verified application.
 //! - [`diff`]: the difference between two snapshots, or a snapshot and the cluster (pure).
+//! - [`guard`]: what moved while `guard`'s command ran, summed up in bounded memory (pure).
 //! - [`retention`]: `prune`'s policy with restic's rules (pure), and deleting what it removes.
 
 pub mod cli;
@@ -19,6 +20,7 @@ pub mod diff;
 pub mod error;
 pub mod failpoint;
 pub mod format;
+pub mod guard;
 pub mod kafka;
 pub mod live;
 pub mod progress;
