@@ -1,10 +1,14 @@
 //! `offset-vault guard [selection] -- COMMAND ARGS...`: a change wrapped in a snapshot.
 //!
 //! Takes a snapshot (and runs nothing if it cannot), runs the command with the snapshot id in
-//! `OFFSET_VAULT_SNAPSHOT`, records how the command ended in a create-only record next to the
-//! snapshot (`guard-exit-N.json`; the snapshot itself is sealed and never changes), and when the
-//! command failed prints the restore commands that roll back. It never restores by itself, and
-//! exits with the command's status.
+//! `OFFSET_VAULT_SNAPSHOT`, then compares the committed offsets (and connector offsets) of the
+//! snapshot's groups and connectors with the cluster now, as `diff SNAPSHOT --live` does. It
+//! records how the command ended and what moved in a create-only record next to the snapshot
+//! (`guard-exit-N.json`; the snapshot itself is sealed and never changes), and when the command
+//! failed and offsets moved (or could not be checked) prints the restore commands that roll back.
+//! It never restores by itself, and exits with the command's status.
+
+mod report;
 
 use std::collections::BTreeMap;
 use std::process::ExitStatus;
@@ -14,12 +18,16 @@ use chrono::{DateTime, Utc};
 use clap::Args;
 use serde::Serialize;
 
+use super::diff::live::{self, Live};
 use super::output::print_json;
 use super::{Cli, GlobalArgs, OutputFormat, SelectArgs};
+use crate::connect::ConnectClient;
+use crate::diff::Filter;
 use crate::error::{Error, Result};
+use crate::guard::{Collector, Comparison};
 use crate::kafka::KafkaClient;
-use crate::snapshot::manifest::date_folder;
-use crate::snapshot::repo::{is_sidecar, SNAPSHOTS};
+use crate::snapshot::manifest::{date_folder, Manifest};
+use crate::snapshot::repo::{self, is_sidecar, SNAPSHOTS};
 use crate::snapshot::{self, capture::validate, CaptureOptions, Format};
 use crate::store::Store;
 
@@ -45,9 +53,13 @@ pub struct GuardArgs {
     pub command: Vec<String>,
 }
 
-/// How the command ended, as recorded next to the snapshot.
+/// The version of [`GuardRecord`]: 1.1 added `comparison`.
+pub const RECORD_FORMAT_VERSION: &str = "1.1";
+
+/// How the command ended and what moved, as recorded next to the snapshot.
 #[derive(Debug, Clone, Serialize)]
 pub struct GuardRecord {
+    /// [`RECORD_FORMAT_VERSION`].
     pub format_version: String,
     pub snapshot_id: String,
     pub command: Vec<String>,
@@ -59,6 +71,8 @@ pub struct GuardRecord {
     pub error: Option<String>,
     pub started_at: DateTime<Utc>,
     pub finished_at: DateTime<Utc>,
+    /// The snapshot's offsets compared with the cluster's once the command had ended.
+    pub comparison: Comparison,
 }
 
 /// The record's file name: `guard-exit-0.json`, `guard-signal-15.json`.
@@ -160,6 +174,27 @@ async fn run_command(command: &[String], id: &str) -> (i32, Option<i32>, Option<
     }
 }
 
+/// Compares the snapshot with the cluster now: its groups' committed offsets and its
+/// connectors' offsets. A comparison that cannot be made says why; it is never an error.
+async fn compare_with_snapshot(
+    store: &Store,
+    manifest: &Manifest,
+    kafka: &KafkaClient,
+    connect: &[ConnectClient],
+) -> Comparison {
+    let compared = async {
+        let opened = repo::open_verified(store, manifest).await?;
+        // The snapshot holds the selection: all of it is compared.
+        let filter = Filter::default();
+        let now = Live::read(kafka, connect, &opened, &filter).await?;
+        let mut collector = Collector::default();
+        let (counts, connectors) = live::compare(&opened, &now, &filter, |d| collector.add(d))?;
+        let compared = (now.group_count() as u64, now.connector_count() as u64);
+        Ok::<_, Error>(collector.finish(&counts, compared, &connectors))
+    };
+    compared.await.unwrap_or_else(Comparison::failed)
+}
+
 /// Runs `offset-vault guard`.
 pub async fn cmd_guard(cli: &Cli, args: &GuardArgs) -> Result<i32> {
     let g = &cli.global;
@@ -196,15 +231,18 @@ pub async fn cmd_guard(cli: &Cli, args: &GuardArgs) -> Result<i32> {
     if let Some(e) = &error {
         crate::alertln!("error: {e}");
     }
+    let finished_at = Utc::now();
+    let comparison = compare_with_snapshot(&store, &manifest, &kafka, &connect).await;
     let record = GuardRecord {
-        format_version: "1.0".into(),
+        format_version: RECORD_FORMAT_VERSION.into(),
         snapshot_id: id.clone(),
         command: args.command.clone(),
         exit_code,
         signal,
         error,
         started_at,
-        finished_at: Utc::now(),
+        finished_at,
+        comparison,
     };
     let key = format!(
         "{SNAPSHOTS}/{}/{id}/{}",
@@ -221,8 +259,9 @@ pub async fn cmd_guard(cli: &Cli, args: &GuardArgs) -> Result<i32> {
             false
         }
     };
-    let failed = exit_code != 0;
-    let rollback = failed.then(|| rollback_commands(g, &id, manifest.summary.connectors > 0));
+    let comparison = &record.comparison;
+    let rollback = (exit_code != 0 && comparison.may_have_moved())
+        .then(|| rollback_commands(g, &id, manifest.summary.connectors > 0));
     match g.output {
         OutputFormat::Json => print_json(&serde_json::json!({
             "snapshot_id": id,
@@ -231,15 +270,15 @@ pub async fn cmd_guard(cli: &Cli, args: &GuardArgs) -> Result<i32> {
             "exit_code": exit_code,
             "signal": signal,
             "recorded": recorded,
+            "comparison": comparison,
             "rollback": rollback,
         })),
         OutputFormat::Table => {
-            if let Some([dry, apply]) = &rollback {
-                crate::alertln!(
-                    "the command failed (exit code {exit_code}); offsets were not touched. To roll back to snapshot {id}, review the plan:\n  {dry}\nthen apply it:\n  {apply}"
-                );
+            let text = report::after_command(exit_code, &id, comparison, rollback.as_ref());
+            if exit_code != 0 || !comparison.checked {
+                crate::alertln!("{text}");
             } else {
-                crate::noteln!("the command succeeded; snapshot {id} stays as its rollback point");
+                crate::noteln!("{text}");
             }
         }
     }

@@ -145,8 +145,62 @@ pub struct GuardDoc {
     pub signal: Option<i32>,
     /// Whether the status record was written next to the snapshot.
     pub recorded: bool,
-    /// When the command failed: the restore dry run, then the command that applies it.
+    /// The snapshot's offsets compared with the cluster's once the command had ended.
+    pub comparison: GuardComparison,
+    /// When the command failed and offsets moved (or could not be checked): the restore dry run,
+    /// then the command that applies it.
     pub rollback: Option<Vec<String>>,
+}
+
+/// What moved between `guard`'s snapshot and the cluster after its command.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GuardComparison {
+    /// The offsets were compared; when false, `error` says why, and they may have moved.
+    pub checked: bool,
+    pub error: Option<String>,
+    pub groups_compared: u64,
+    pub connectors_compared: u64,
+    pub partitions_compared: u64,
+    /// Partitions whose committed offset changed, appeared or was deleted.
+    pub partitions_moved: u64,
+    pub groups_moved: u64,
+    /// Records to be processed again (partitions moved backward).
+    pub records_reprocessed: i64,
+    /// Records skipped or consumed (partitions moved forward).
+    pub records_skipped: i64,
+    /// The first 100 moved groups.
+    pub groups: Vec<String>,
+    /// The first 100 moved partitions.
+    pub partitions: Vec<GuardMovedPartition>,
+    /// Moved partitions left out of `partitions`.
+    pub partitions_not_listed: u64,
+    /// Connectors whose offsets moved, or that are gone.
+    pub connectors: Vec<GuardMovedConnector>,
+}
+
+/// One moved partition: `old` is `null` when the snapshot had no offset, `new` when it was
+/// deleted; `delta` is `new - old`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GuardMovedPartition {
+    pub group: String,
+    pub topic: String,
+    pub partition: i32,
+    pub old: Option<i64>,
+    pub new: Option<i64>,
+    pub delta: Option<i64>,
+    pub topic_recreated: bool,
+}
+
+/// One connector whose offsets moved.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GuardMovedConnector {
+    pub name: String,
+    /// `changed` or `removed`.
+    pub change: String,
+    pub offsets_moved: u64,
 }
 
 /// `config show --output json`.

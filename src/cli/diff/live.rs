@@ -1,11 +1,17 @@
 //! The cluster now, read for the groups and connectors of a snapshot, and compared with it: what
-//! `diff SNAPSHOT --live` prints.
+//! `diff SNAPSHOT --live` prints, and what `guard` checks once its command has ended.
+//!
+//! The snapshot's rows are streamed from its local offsets file and merged with the live rows by
+//! [`diff_rows`], so the comparison holds no snapshot rows beyond the group being read.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::connect::ConnectClient;
-use crate::diff::{diff_connector, ConnectorDiff, ConnectorView, Filter, Row};
-use crate::error::Result;
+use crate::diff::{
+    diff_connector, diff_rows, group_rows, ConnectorDiff, ConnectorView, Filter, PartitionCounts,
+    PartitionDiff, Row,
+};
+use crate::error::{Error, Result};
 use crate::kafka::KafkaClient;
 use crate::live::LiveView;
 use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot};
@@ -65,6 +71,16 @@ impl Live {
         })
     }
 
+    /// The number of groups compared.
+    pub(crate) fn group_count(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// The number of connectors compared (found live or not).
+    pub(crate) fn connector_count(&self) -> usize {
+        self.view.connectors.len()
+    }
+
     /// The live rows of the compared groups, sorted like a snapshot's.
     pub(crate) fn rows<'a>(&'a self, filter: &'a Filter) -> impl Iterator<Item = Row> + 'a {
         let view = &self.view;
@@ -108,6 +124,28 @@ impl Live {
         }
         news
     }
+}
+
+/// Compares `snapshot` with the cluster now: hands every partition's difference to `emit` in
+/// (group, topic, partition) order, and returns the counts and the connectors that differ.
+pub(crate) fn compare(
+    snapshot: &Opened,
+    live: &Live,
+    filter: &Filter,
+    emit: impl FnMut(PartitionDiff),
+) -> Result<(PartitionCounts, Vec<ConnectorDiff>)> {
+    let old_connectors: Vec<&ConnectorSnapshot> = snapshot.connectors.iter().collect();
+    let wanted = filter.group_set(&old_connectors);
+    let stream = snapshot.groups();
+    let slot = stream.error_slot();
+    let old = group_rows(stream, wanted.as_ref(), filter);
+    let counts =
+        diff_rows(old, live.rows(filter), emit).map_err(|e| Error::Internal(e.to_string()))?;
+    if let Some(e) = slot.lock().expect("not poisoned").take() {
+        return Err(e);
+    }
+    let connectors = compare_connectors(&snapshot.connectors, live.connector_views(), filter);
+    Ok((counts, connectors))
 }
 
 /// A group named in the filter but absent from the snapshot: compared with no rows.
