@@ -146,8 +146,15 @@ async fn pre_deploy_hooks_run_guard_as_written() {
             "{}",
             text(&out.stdout)
         );
-        let rollback = text(&out.stderr).contains(" --execute");
-        assert_eq!(rollback, exit != 0, "{}", text(&out.stderr));
+        // The deploy moves no offsets: guard checks, says so, and has nothing to roll back.
+        let stderr = text(&out.stderr);
+        assert!(!stderr.contains(" --execute"), "{stderr}");
+        assert!(stderr.contains("nothing moved"), "{stderr}");
+        assert_eq!(
+            stderr.contains("nothing to roll back"),
+            exit != 0,
+            "{stderr}"
+        );
     }
 
     // The plain shell hook.
