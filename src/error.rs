@@ -35,6 +35,9 @@ pub mod exit {
     pub const RESUME_FAILED: i32 = 13;
     /// The restore was applied and verified, but offsets moved again during the settle time.
     pub const DRIFT: i32 = 14;
+    /// `prune` refused a group: its policy would remove every snapshot of it. Nothing of that
+    /// group was deleted (other groups were pruned as planned).
+    pub const PRUNE_REFUSED: i32 = 15;
     /// Interrupted (Ctrl-C) before anything changed; connectors were resumed.
     pub const INTERRUPTED: i32 = 130;
 }

@@ -101,6 +101,10 @@ pub struct PruneArgs {
     /// Also remove incomplete snapshots (no manifest) older than this.
     #[arg(long, value_name = "DURATION", default_value = "1d", value_parser = parse_duration)]
     pub incomplete_older_than: Duration,
+    /// Let the policy remove every snapshot of a group. Without it such a group is refused
+    /// (nothing of it deleted, exit 15).
+    #[arg(long)]
+    pub allow_empty_group: bool,
     /// Delete. Without it, the plan is printed and nothing changes.
     #[arg(long)]
     pub execute: bool,
@@ -180,7 +184,10 @@ Examples:
 The rules are those of restic forget: counts are of periods that hold a snapshot, counted
 from the newest; weeks are ISO weeks; --keep-within is measured from the newest snapshot;
 an unused count also keeps the oldest snapshot. Incomplete snapshots (no manifest) older than
---incomplete-older-than are removed too. With no --keep-* option, prune refuses (exit 2).";
+--incomplete-older-than are removed too. With no --keep-* option, prune refuses (exit 2).
+A group of which the policy would keep nothing (a mistyped --keep-tag, say) is refused: none
+of its snapshots is deleted, the other groups are pruned, and prune exits 15, in the dry run
+too. --allow-empty-group lets such a group be emptied.";
 
 pub(super) const EXPORT_EXAMPLES: &str = "\
 Examples:

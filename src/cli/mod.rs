@@ -43,6 +43,7 @@ Exit codes:
  13  a connector stopped by the restore could not be returned to its state (the command is printed)
  14  restore applied and verified, but offsets moved again during --settle
 130  restore interrupted (Ctrl-C) before anything changed; connectors were resumed";
+ 15  prune refused a group whose every snapshot the policy would remove (nothing of it deleted)
 
 /// Back up Kafka consumer-group and Kafka Connect offsets as checksummed snapshots, and restore
 /// them as a safe, verified offset reset.

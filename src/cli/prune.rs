@@ -8,7 +8,9 @@ use super::commands::open_store;
 use super::output::print_json;
 use super::{Cli, OutputFormat};
 use crate::error::{exit, Error, Result};
-use crate::retention::{self, parse_group_by, LeftoverAction, Policy, PruneOptions, PrunePlan};
+use crate::retention::{
+    self, parse_group_by, LeftoverAction, PlannedGroup, Policy, PruneOptions, PrunePlan,
+};
 
 /// The policy and options from the flags, checked before any I/O.
 fn options(args: &PruneArgs) -> Result<PruneOptions> {
@@ -46,6 +48,7 @@ fn options(args: &PruneArgs) -> Result<PruneOptions> {
         policy,
         group_by: parse_group_by(&args.group_by)?,
         incomplete_older_than,
+        allow_empty_group: args.allow_empty_group,
     })
 }
 
@@ -68,7 +71,7 @@ pub async fn run(cli: &Cli, args: &PruneArgs) -> Result<i32> {
                 );
             }
         }
-        return Ok(exit::OK);
+        return Ok(report_refused(plan, false));
     }
     if cli.global.output == OutputFormat::Table {
         print_plan(plan);
@@ -102,25 +105,63 @@ pub async fn run(cli: &Cli, args: &PruneArgs) -> Result<i32> {
             ),
         ));
     }
-    Ok(exit::OK)
+    Ok(report_refused(plan, true))
+}
+
+/// Names each refused group on stderr; exit 15 if there is one. A scheduled dry run is caught
+/// by its exit code before anything is executed.
+fn report_refused(plan: &PrunePlan, executed: bool) -> i32 {
+    let mut code = exit::OK;
+    for g in plan.refused() {
+        code = exit::PRUNE_REFUSED;
+        let done = if executed {
+            "none of its snapshots was deleted"
+        } else {
+            "none of its snapshots would be deleted"
+        };
+        crate::alertln!(
+            "error: prune refused for group {}: {}; {done}",
+            group_label(g),
+            g.refused.as_deref().unwrap_or_default()
+        );
+    }
+    code
+}
+
+fn group_label(g: &PlannedGroup) -> String {
+    if g.key.is_empty() {
+        return "(all snapshots)".to_string();
+    }
+    g.key
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn print_plan(plan: &PrunePlan) {
     crate::outln!("policy: {}", plan.policy);
     for g in &plan.groups {
-        let key: Vec<String> = g.key.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        if key.is_empty() {
+        if g.key.is_empty() {
             crate::outln!("\nall snapshots (no grouping)");
         } else {
-            crate::outln!("\ngroup {}", key.join(" "));
+            crate::outln!("\ngroup {}", group_label(g));
+        }
+        if g.refused.is_some() {
+            crate::outln!("REFUSED: the policy keeps none of these; all are kept");
         }
         let mut t = super::output::table(&["ID", "CREATED (UTC)", "ACTION", "KEPT BY"]);
         for d in &g.decisions {
+            let (action, why) = match (d.keep, &g.refused) {
+                (true, _) => ("keep", d.reasons.join(", ")),
+                (false, None) => ("remove", String::new()),
+                (false, Some(_)) => ("keep", "refused: group would be empty".to_string()),
+            };
             t.add_row(vec![
                 d.id.clone(),
                 d.time.format("%Y-%m-%d %H:%M:%S").to_string(),
-                if d.keep { "keep" } else { "remove" }.to_string(),
-                d.reasons.join(", "),
+                action.to_string(),
+                why,
             ]);
         }
         crate::outln!("{t}");
@@ -147,6 +188,13 @@ fn print_plan(plan: &PrunePlan) {
         "{} group(s): keep {}, remove {}; incomplete: remove {}, keep {} (grace period); {} unreadable left alone",
         s.groups, s.keep, s.remove, s.incomplete_remove, s.incomplete_keep, s.left_alone
     );
+    if s.refused_groups > 0 {
+        crate::outln!(
+            "refused: {} group(s) of which the policy keeps nothing ({} snapshot(s) kept whole)",
+            s.refused_groups,
+            s.refused_snapshots
+        );
+    }
 }
 
 #[cfg(test)]

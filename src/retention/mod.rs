@@ -4,7 +4,8 @@
 //! Deleting a snapshot removes its manifest first and only then its data files. A prune that is
 //! interrupted therefore leaves, at worst, snapshots without a manifest: incomplete, never
 //! offered for restore, and removed by a later prune once older than the grace period. A
-//! manifest whose deletion failed keeps its files.
+//! manifest whose deletion failed keeps its files. A group of which the policy keeps nothing is
+//! refused whole (see [`plan::refusal`]) unless emptying it was allowed.
 
 pub mod plan;
 pub mod policy;
@@ -14,7 +15,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
-pub use plan::{build, parse_group_by, GroupBy, LeftoverAction, PrunePlan};
+pub use plan::{build, parse_group_by, refusal, GroupBy, LeftoverAction, PlannedGroup, PrunePlan};
 pub use policy::{Count, Policy, Span};
 
 use crate::error::Result;
@@ -29,6 +30,8 @@ pub struct PruneOptions {
     pub group_by: Vec<GroupBy>,
     /// Incomplete snapshots older than this are removed.
     pub incomplete_older_than: Duration,
+    /// Let the policy remove every snapshot of a group (refused otherwise).
+    pub allow_empty_group: bool,
 }
 
 /// A plan with the store listing it was computed from (to know each snapshot's files).
@@ -46,6 +49,7 @@ pub async fn prepare(store: &Store, opts: &PruneOptions, now: DateTime<Utc>) -> 
         &opts.policy,
         &opts.group_by,
         opts.incomplete_older_than,
+        opts.allow_empty_group,
         now,
     )?;
     let files = listed

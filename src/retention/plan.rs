@@ -77,6 +77,32 @@ fn group_key(m: &Manifest, by: &[GroupBy]) -> BTreeMap<String, String> {
 pub struct PlannedGroup {
     pub key: BTreeMap<String, String>,
     pub decisions: Vec<Decision>,
+    /// Why nothing of this group is deleted although the policy removes snapshots of it: the
+    /// policy keeps none of them (restic's "refusing to delete last snapshot of snapshot
+    /// group"). `None` when the group is pruned as decided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+}
+
+impl PlannedGroup {
+    /// The snapshots that will be deleted: none of a refused group.
+    fn removed(&self) -> impl Iterator<Item = &Decision> {
+        self.decisions
+            .iter()
+            .filter(|d| !d.keep && self.refused.is_none())
+    }
+}
+
+/// Why a group must not be pruned as decided, if it must not: the policy keeps none of its
+/// snapshots, and emptying a group was not allowed. Pure.
+pub fn refusal(decisions: &[Decision], allow_empty_group: bool) -> Option<String> {
+    if allow_empty_group || decisions.is_empty() || decisions.iter().any(|d| d.keep) {
+        return None;
+    }
+    Some(format!(
+        "the policy keeps none of the {} snapshot(s) of this group: refusing to delete the last snapshot of a group. Check the --keep-* options (a mistyped --keep-tag keeps nothing); pass --allow-empty-group if emptying it is intended",
+        decisions.len()
+    ))
 }
 
 /// What happens to a snapshot folder without a readable manifest.
@@ -110,6 +136,10 @@ pub struct PruneSummary {
     pub incomplete_remove: usize,
     pub incomplete_keep: usize,
     pub left_alone: usize,
+    /// Groups of which the policy keeps nothing, left whole.
+    pub refused_groups: usize,
+    /// Snapshots of refused groups (kept, although the policy would remove them).
+    pub refused_snapshots: usize,
 }
 
 /// Everything `prune` would do.
@@ -128,8 +158,7 @@ impl PrunePlan {
         let complete = self
             .groups
             .iter()
-            .flat_map(|g| &g.decisions)
-            .filter(|d| !d.keep)
+            .flat_map(PlannedGroup::removed)
             .map(|d| d.id.as_str());
         let leftovers = self
             .leftovers
@@ -137,6 +166,11 @@ impl PrunePlan {
             .filter(|l| l.action == LeftoverAction::Remove)
             .map(|l| l.id.as_str());
         complete.chain(leftovers).collect()
+    }
+
+    /// The groups refused because the policy keeps none of their snapshots.
+    pub fn refused(&self) -> impl Iterator<Item = &PlannedGroup> {
+        self.groups.iter().filter(|g| g.refused.is_some())
     }
 }
 
@@ -174,12 +208,14 @@ fn leftover(l: &Listed, grace: Duration, now: DateTime<Utc>) -> Leftover {
     }
 }
 
-/// Builds the plan. `grace` is how old an incomplete snapshot must be to be removed.
+/// Builds the plan. `grace` is how old an incomplete snapshot must be to be removed; a group of
+/// which the policy keeps nothing is refused unless `allow_empty_group`.
 pub fn build(
     listed: &[Listed],
     policy: &Policy,
     group_by: &[GroupBy],
     grace: Duration,
+    allow_empty_group: bool,
     now: DateTime<Utc>,
 ) -> Result<PrunePlan> {
     if policy.is_empty() {
@@ -204,21 +240,29 @@ pub fn build(
     }
     let groups: Vec<PlannedGroup> = grouped
         .into_iter()
-        .map(|(key, candidates)| PlannedGroup {
-            key,
-            decisions: apply(&candidates, policy, now),
+        .map(|(key, candidates)| {
+            let decisions = apply(&candidates, policy, now);
+            PlannedGroup {
+                key,
+                refused: refusal(&decisions, allow_empty_group),
+                decisions,
+            }
         })
         .collect();
     leftovers.sort_by(|a, b| b.id.cmp(&a.id));
-    let decisions = groups.iter().flat_map(|g| &g.decisions);
+    let removed = groups.iter().flat_map(PlannedGroup::removed).count();
+    let all = groups.iter().map(|g| g.decisions.len()).sum::<usize>();
+    let refused: Vec<&PlannedGroup> = groups.iter().filter(|g| g.refused.is_some()).collect();
     let count = |a: LeftoverAction| leftovers.iter().filter(|l| l.action == a).count();
     let summary = PruneSummary {
         groups: groups.len(),
-        keep: decisions.clone().filter(|d| d.keep).count(),
-        remove: decisions.filter(|d| !d.keep).count(),
+        keep: all - removed,
+        remove: removed,
         incomplete_remove: count(LeftoverAction::Remove),
         incomplete_keep: count(LeftoverAction::KeepYoung),
         left_alone: count(LeftoverAction::LeaveAlone),
+        refused_groups: refused.len(),
+        refused_snapshots: refused.iter().map(|g| g.decisions.len()).sum(),
     };
     Ok(PrunePlan {
         policy: policy.describe(),
@@ -313,7 +357,7 @@ mod tests {
         };
         let now = at(10, 12);
         let by = parse_group_by("cluster,kind,selection").unwrap();
-        let plan = build(&listed, &policy, &by, Duration::days(1), now).unwrap();
+        let plan = build(&listed, &policy, &by, Duration::days(1), false, now).unwrap();
         // (group a snapshots, group b, group a undo): one daily each.
         assert_eq!(plan.summary.groups, 3);
         assert_eq!(plan.summary.keep, 3);
@@ -335,13 +379,106 @@ mod tests {
         assert_eq!(action("not-an-id"), LeftoverAction::LeaveAlone);
 
         // No grouping: the five compete for one daily slot.
-        let plan = build(&listed, &policy, &[], Duration::days(1), now).unwrap();
+        let plan = build(&listed, &policy, &[], Duration::days(1), false, now).unwrap();
         assert_eq!((plan.summary.groups, plan.summary.keep), (1, 1));
     }
 
     #[test]
+    fn a_group_the_policy_would_empty_is_refused_and_the_others_are_pruned() {
+        use SnapshotKind::*;
+        let tagged = |mut l: Listed, k: &str, v: &str| {
+            let m = l.manifest.as_mut().unwrap();
+            m.meta.tags.insert(k.into(), v.into());
+            m.assign_id();
+            l.id = m.meta.id.clone();
+            l
+        };
+        let listed = vec![
+            tagged(complete(at(10, 12), Snapshot, &["a"]), "env", "prod"),
+            complete(at(10, 11), Snapshot, &["a"]),
+            complete(at(10, 10), Snapshot, &["b"]),
+            complete(at(10, 9), Snapshot, &["b"]),
+        ];
+        let mut policy = Policy::default();
+        policy.set("keep-tag", "env=prod").unwrap();
+        let by = parse_group_by("cluster,kind,selection").unwrap();
+        let now = at(10, 12);
+        // (allow_empty_group, refused groups, deleted ids)
+        let cases = [
+            (false, 1, vec![listed[1].id.as_str()]),
+            (
+                true,
+                0,
+                vec![
+                    listed[1].id.as_str(),
+                    listed[2].id.as_str(),
+                    listed[3].id.as_str(),
+                ],
+            ),
+        ];
+        for (allow, refused_groups, deleted) in cases {
+            let plan = build(&listed, &policy, &by, Duration::days(1), allow, now).unwrap();
+            let mut got = plan.to_delete();
+            got.sort();
+            let mut want = deleted.clone();
+            want.sort();
+            assert_eq!(got, want, "allow {allow}");
+            assert_eq!(plan.summary.refused_groups, refused_groups, "allow {allow}");
+            assert_eq!(plan.summary.remove, deleted.len(), "allow {allow}");
+            assert_eq!(plan.summary.keep, 4 - deleted.len(), "allow {allow}");
+        }
+        let plan = build(&listed, &policy, &by, Duration::days(1), false, now).unwrap();
+        let refused: Vec<&PlannedGroup> = plan.refused().collect();
+        assert_eq!(refused.len(), 1);
+        assert!(
+            refused[0].key["selection"].contains("\"b\""),
+            "{:?}",
+            refused[0].key
+        );
+        let why = refused[0].refused.as_deref().unwrap();
+        assert!(
+            why.contains("--allow-empty-group") && why.contains("2 snapshot(s)"),
+            "{why}"
+        );
+        assert_eq!(plan.summary.refused_snapshots, 2);
+    }
+
+    #[test]
+    fn refusal_needs_a_group_with_nothing_kept() {
+        let d = |keep: bool| Decision {
+            id: "x".into(),
+            time: at(1, 0),
+            keep,
+            reasons: if keep { vec!["last".into()] } else { vec![] },
+        };
+        // (decisions, allow_empty_group, refused?)
+        let cases = [
+            (vec![], false, false),
+            (vec![d(false)], false, true),
+            (vec![d(false), d(false)], false, true),
+            (vec![d(false), d(true)], false, false),
+            (vec![d(false), d(false)], true, false),
+        ];
+        for (decisions, allow, want) in cases {
+            assert_eq!(
+                refusal(&decisions, allow).is_some(),
+                want,
+                "{decisions:?} {allow}"
+            );
+        }
+    }
+
+    #[test]
     fn an_empty_policy_is_refused() {
-        let err = build(&[], &Policy::default(), &[], Duration::days(1), at(1, 0)).unwrap_err();
+        let err = build(
+            &[],
+            &Policy::default(),
+            &[],
+            Duration::days(1),
+            false,
+            at(1, 0),
+        )
+        .unwrap_err();
         assert_eq!(err.exit_code(), crate::error::exit::USAGE);
         assert!(err.to_string().contains("--keep-"), "{err}");
     }

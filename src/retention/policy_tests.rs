@@ -30,6 +30,9 @@ struct Fixture {
     policy: BTreeMap<String, String>,
     snapshots: Vec<FixtureSnapshot>,
     kept: BTreeMap<String, Vec<String>>,
+    /// The group is refused: the policy keeps none of it, so prune deletes none of it.
+    #[serde(default)]
+    refused: bool,
 }
 
 fn fixtures() -> Vec<(PathBuf, Fixture)> {
@@ -95,6 +98,13 @@ fn golden_cases_keep_exactly_the_expected_snapshots() {
             "{}: a kept snapshot without reason or a removed one with one",
             path.display()
         );
+        assert_eq!(
+            super::super::plan::refusal(&decisions, false).is_some(),
+            f.refused,
+            "{}: refused",
+            path.display()
+        );
+        assert!(super::super::plan::refusal(&decisions, true).is_none());
     }
 }
 

@@ -264,3 +264,111 @@ async fn a_killed_prune_leaves_only_complete_or_incomplete_snapshots() {
     assert_eq!(listed_ids(&listed), vec![(ids[23].clone(), true)]);
     ov(&store, &["verify", "--all"]).await.ok();
 }
+
+/// Ids of the snapshots `list` shows, sorted.
+async fn listed_sorted(store: &str) -> Vec<String> {
+    let listed = ov(store, &["list", "--output", "json"]).await.ok();
+    let mut ids: Vec<String> = listed_ids(&listed).into_iter().map(|(id, _)| id).collect();
+    ids.sort();
+    ids
+}
+
+/// A policy that keeps nothing of a group never empties it: that group is refused (exit 15, in
+/// the dry run too), the others are pruned, and only `--allow-empty-group` empties it.
+async fn refusal_round(store: &str, group_a: &str, group_b: &str) {
+    let a_prod = snapshot(store, &["--group", group_a, "--tag", "env=prod"]).await;
+    let a_plain = snapshot(store, &["--group", group_a]).await;
+    let b = snapshots(store, group_b, 2).await;
+    let mut all = vec![a_prod.clone(), a_plain.clone(), b[0].clone(), b[1].clone()];
+    all.sort();
+
+    // A mistyped tag keeps nothing anywhere: both groups are refused, nothing is deleted.
+    for execute in [false, true] {
+        let mut args = vec!["prune", "--keep-tag", "env=prd"];
+        if execute {
+            args.push("--execute");
+        }
+        let run = ov(store, &args).await.expect_code(15);
+        assert_eq!(
+            run.stderr.matches("prune refused for group").count(),
+            2,
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("--allow-empty-group"), "{}", run.stderr);
+        assert_eq!(listed_sorted(store).await, all, "execute {execute}");
+    }
+
+    // The right tag keeps one of group a: a is pruned, b (nothing tagged) is refused and whole.
+    let run = ov(
+        store,
+        &[
+            "prune",
+            "--keep-tag",
+            "env=prod",
+            "--execute",
+            "--output",
+            "json",
+        ],
+    )
+    .await
+    .expect_code(15);
+    let doc = run.json();
+    assert_eq!(doc["deleted"], serde_json::json!([a_plain]), "{doc:#}");
+    assert_eq!(doc["plan"]["summary"]["refused_groups"], 1, "{doc:#}");
+    let refused: Vec<&serde_json::Value> = doc["plan"]["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["refused"].is_string())
+        .collect();
+    assert_eq!(refused.len(), 1, "{doc:#}");
+    assert!(
+        refused[0]["key"]["selection"]
+            .as_str()
+            .unwrap()
+            .contains(group_b),
+        "{doc:#}"
+    );
+    assert!(run.stderr.contains(group_b), "{}", run.stderr);
+    let mut left = vec![a_prod.clone(), b[0].clone(), b[1].clone()];
+    left.sort();
+    assert_eq!(listed_sorted(store).await, left);
+
+    // Emptying a group on purpose: named, and then done.
+    ov(
+        store,
+        &[
+            "prune",
+            "--keep-tag",
+            "env=prod",
+            "--allow-empty-group",
+            "--execute",
+        ],
+    )
+    .await
+    .ok();
+    assert_eq!(listed_sorted(store).await, vec![a_prod]);
+    ov(store, &["verify", "--all"]).await.ok();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn prune_refuses_to_empty_a_group_on_a_local_store() {
+    if !env::require_kafka() {
+        return;
+    }
+    let (_t, a) = group_on_topic("ov-prune-refuse-a", &[2]).await;
+    let (_t, b) = group_on_topic("ov-prune-refuse-b", &[2]).await;
+    let (_dir, store) = local_store();
+    refusal_round(&store, &a, &b).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn prune_refuses_to_empty_a_group_on_s3() {
+    if !env::require_kafka() || !env::require_s3() {
+        return;
+    }
+    let (_t, a) = group_on_topic("ov-prune-refuse-s3a", &[2]).await;
+    let (_t, b) = group_on_topic("ov-prune-refuse-s3b", &[2]).await;
+    refusal_round(&s3::s3_url(&unique_name("prune-refuse")), &a, &b).await;
+}
