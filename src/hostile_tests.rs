@@ -256,6 +256,7 @@ fn plan_file_seed() -> Vec<u8> {
         snapshot_id: plan.snapshot_id.clone(),
         request: PlanRequest::default(),
         plan,
+        reset: None,
     })
     .to_bytes()
 }

@@ -20,6 +20,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Show(args) => cmd_show(&cli, args).await,
         Command::Verify(args) => cmd_verify(&cli, args).await,
         Command::Diff(args) => super::archive::cmd_diff(&cli, args).await,
+        Command::Reset(args) => super::reset::cmd_reset(&cli, args).await,
         Command::Restore(args) => super::restore::cmd_restore(&cli, args).await,
         Command::Prune(args) => super::archive::cmd_prune(&cli, args).await,
         Command::Export(args) => super::archive::cmd_export(&cli, args).await,

@@ -9,6 +9,7 @@ mod diff;
 mod guard;
 pub mod output;
 mod prune;
+mod reset;
 mod restore;
 pub mod schema;
 
@@ -42,8 +43,8 @@ Exit codes:
  12  the restore stopped partway: some offsets may have changed; the undo snapshot restores them
  13  a connector stopped by the restore could not be returned to its state (the command is printed)
  14  restore applied and verified, but offsets moved again during --settle
-130  restore interrupted (Ctrl-C) before anything changed; connectors were resumed";
  15  prune refused a group whose every snapshot the policy would remove (nothing of it deleted)
+130  restore interrupted (Ctrl-C) before anything changed; connectors were resumed";
 
 /// Back up Kafka consumer-group and Kafka Connect offsets as checksummed snapshots, and restore
 /// them as a safe, verified offset reset.
@@ -185,6 +186,10 @@ pub enum Command {
     /// Compare two snapshots, or a snapshot with the committed offsets now.
     #[command(after_long_help = archive::DIFF_EXAMPLES)]
     Diff(archive::DiffArgs),
+    /// Reset offsets with kafka-consumer-groups' scenarios (--to-earliest, --shift-by, ...):
+    /// a plan first, connectors stopped and resumed, a snapshot before the first change.
+    #[command(after_long_help = reset::EXAMPLES)]
+    Reset(reset::ResetArgs),
     /// Plan, and with --execute apply, a verified offset reset back to a snapshot.
     #[command(after_long_help = RESTORE_EXAMPLES)]
     Restore(RestoreArgs),
@@ -198,7 +203,8 @@ pub enum Command {
     /// Store kafka-consumer-groups CSV as a snapshot of kind import.
     #[command(after_long_help = archive::IMPORT_EXAMPLES)]
     Import(archive::ImportArgs),
-    /// Take a snapshot, run a command, and record how it ended; print the rollback if it failed.
+    /// Take a snapshot, run a command, then report which offsets moved and record it; print the
+    /// rollback if it failed and offsets moved.
     #[command(after_long_help = GUARD_EXAMPLES)]
     Guard(guard::GuardArgs),
     /// Show the effective settings, list the contexts, or switch the current context.
@@ -228,7 +234,7 @@ impl Command {
 
 const GUARD_EXAMPLES: &str = "\
 Examples:
-  # Snapshot the connector, run the deploy, and record its exit status with the snapshot
+  # Snapshot the connector, run the deploy, and record its exit status and what moved
   offset-vault guard --connector orders-sink --tag deploy=1234 -- ./deploy.sh orders-sink
 
   # The command sees the snapshot id in OFFSET_VAULT_SNAPSHOT
@@ -289,9 +295,9 @@ Examples:
   # Onto a recreated topic or another cluster: translate offsets by record time
   offset-vault restore --latest --group billing --by-timestamp --allow-other-cluster";
 
-/// Which groups and connectors to capture.
+/// Which groups and connectors.
 #[derive(Debug, Args, Clone, Default)]
-pub struct SelectArgs {
+pub struct WhoArgs {
     /// A consumer group (repeatable).
     #[arg(help_heading = "Selection", long = "group", value_name = "GROUP")]
     pub groups: Vec<String>,
@@ -307,9 +313,6 @@ pub struct SelectArgs {
     /// Every connector of every --connect-url.
     #[arg(help_heading = "Selection", long)]
     pub all_connectors: bool,
-    /// Only these topics (repeatable).
-    #[arg(help_heading = "Selection", long = "topic", value_name = "TOPIC")]
-    pub topics: Vec<String>,
     /// With --all-groups or --group-pattern, only groups of these types (classic, consumer,
     /// share, streams; comma-separated). Default: every type. Kafka Connect's worker groups
     /// are left out of --all-groups and patterns; name one with --group to capture it.
@@ -320,6 +323,16 @@ pub struct SelectArgs {
         value_delimiter = ','
     )]
     pub group_type: Vec<String>,
+}
+
+/// Which groups and connectors to capture, and of which topics.
+#[derive(Debug, Args, Clone, Default)]
+pub struct SelectArgs {
+    #[command(flatten)]
+    pub who: WhoArgs,
+    /// Only these topics (repeatable).
+    #[arg(help_heading = "Selection", long = "topic", value_name = "TOPIC")]
+    pub topics: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -396,7 +409,7 @@ pub struct RestoreArgs {
     #[arg(required_unless_present_any = ["latest", "before", "from_plan"], conflicts_with_all = ["latest", "before"])]
     pub id: Option<String>,
     /// Use the newest complete snapshot-kind snapshot that holds the selected groups and
-    /// connectors (undo snapshots only with --include-undo).
+    /// connectors (undo and pre-reset snapshots only with --include-undo, --include-pre-reset).
     #[arg(help_heading = "Snapshot", long, conflicts_with = "before")]
     pub latest: bool,
     /// Use the newest complete snapshot-kind snapshot created at or before TIME (RFC 3339, a
@@ -406,12 +419,16 @@ pub struct RestoreArgs {
     /// Let --latest and --before choose undo snapshots (written by earlier restores) too.
     #[arg(help_heading = "Snapshot", long)]
     pub include_undo: bool,
+    /// Let --latest and --before choose pre-reset snapshots (written by `reset` before it
+    /// changed anything) too.
+    #[arg(help_heading = "Snapshot", long)]
+    pub include_pre_reset: bool,
     /// Accept a snapshot marked partial (written with snapshot --allow-partial).
     #[arg(help_heading = "Snapshot", long)]
     pub allow_partial: bool,
     /// Apply exactly the plan in FILE (written by --plan-file): its checksum, snapshot and
     /// cluster are checked, and nothing is applied if the plan computed now differs.
-    #[arg(help_heading = "Snapshot", long, value_name = "FILE", conflicts_with_all = ["id", "latest", "before", "include_undo", "allow_partial", "groups", "connectors", "topics", "partitions", "on_out_of_range", "skip_missing", "allow_recreated_topics", "recreate_connectors", "connector_config_overrides", "stop_connectors", "allow_other_cluster", "by_timestamp", "plan_file"])]
+    #[arg(help_heading = "Snapshot", long, value_name = "FILE", conflicts_with_all = ["id", "latest", "before", "include_undo", "include_pre_reset", "allow_partial", "groups", "connectors", "topics", "partitions", "on_out_of_range", "skip_missing", "allow_recreated_topics", "recreate_connectors", "connector_config_overrides", "stop_connectors", "allow_other_cluster", "by_timestamp", "plan_file"])]
     pub from_plan: Option<PathBuf>,
     /// Restore only this group (repeatable). Default: everything in the snapshot.
     #[arg(help_heading = "Selection", long = "group", value_name = "GROUP")]
@@ -501,7 +518,8 @@ pub fn parse_tags(tags: &[String]) -> Result<BTreeMap<String, String>> {
     Ok(out)
 }
 
-impl SelectArgs {
+impl WhoArgs {
+    /// The selection, for every topic.
     pub fn to_selection(&self) -> Selection {
         Selection {
             groups: self.groups.clone(),
@@ -509,13 +527,21 @@ impl SelectArgs {
             all_groups: self.all_groups,
             connectors: self.connectors.clone(),
             all_connectors: self.all_connectors,
-            topics: self.topics.clone(),
             group_types: self
                 .group_type
                 .iter()
                 .map(|t| crate::kafka::GroupType::from_name(t.trim()))
                 .collect(),
             ..Default::default()
+        }
+    }
+}
+
+impl SelectArgs {
+    pub fn to_selection(&self) -> Selection {
+        Selection {
+            topics: self.topics.clone(),
+            ..self.who.to_selection()
         }
     }
 }

@@ -1,5 +1,7 @@
 //! `offset-vault restore`: plan (dry run) or execute, and print what happened.
 
+use std::collections::BTreeMap;
+
 use chrono::Utc;
 use comfy_table::{Cell, Color};
 use serde_json::json;
@@ -13,6 +15,7 @@ use crate::restore::plan::Recreate;
 use crate::restore::plan::{Action, Plan};
 use crate::restore::review::{PlanBody, PlanFile, PlanRequest, PLAN_FORMAT_VERSION, PLAN_KIND};
 use crate::restore::{self, Choice, Eligible, Outcome, PlanOptions, RestoreRequest, Status};
+use crate::snapshot::SnapshotKind;
 use crate::timeutil::parse_time;
 
 /// Reads and checks `--from-plan`: before anything else, so a bad file costs no connection.
@@ -24,7 +27,15 @@ fn read_plan_file(args: &RestoreArgs) -> Result<Option<PlanFile>> {
         path: path.clone(),
         source,
     })?;
-    PlanFile::from_bytes(&path.display().to_string(), &bytes).map(Some)
+    let file = PlanFile::from_bytes(&path.display().to_string(), &bytes)?;
+    if file.body.reset.is_some() {
+        return Err(Error::usage(format!(
+            "{} is the plan of a reset, not of a restore: apply it with offset-vault reset --from-plan {} --execute",
+            path.display(),
+            path.display()
+        )));
+    }
+    Ok(Some(file))
 }
 
 fn request(args: &RestoreArgs, reviewed: Option<PlanFile>) -> Result<RestoreRequest> {
@@ -50,6 +61,7 @@ fn request(args: &RestoreArgs, reviewed: Option<PlanFile>) -> Result<RestoreRequ
                     supplied_keys: Default::default(),
                     leave_stopped: r.leave_stopped,
                 }),
+                ..Default::default()
             },
             allow_other_cluster: r.allow_other_cluster,
             by_timestamp: r.by_timestamp,
@@ -59,6 +71,9 @@ fn request(args: &RestoreArgs, reviewed: Option<PlanFile>) -> Result<RestoreRequ
             commit_concurrency: args.commit_concurrency.into(),
             reviewed: Some(file),
             connector_config: Default::default(),
+            undo_kind: SnapshotKind::Undo,
+            undo_tags: BTreeMap::new(),
+            relative_targets: false,
         });
     }
     let choice = match (&args.id, args.latest, &args.before) {
@@ -89,6 +104,7 @@ fn request(args: &RestoreArgs, reviewed: Option<PlanFile>) -> Result<RestoreRequ
         choice,
         eligible: Eligible {
             include_undo: args.include_undo,
+            include_pre_reset: args.include_pre_reset,
             include_partial: args.allow_partial,
             ..Default::default()
         },
@@ -105,6 +121,7 @@ fn request(args: &RestoreArgs, reviewed: Option<PlanFile>) -> Result<RestoreRequ
                 supplied_keys: overrides.keys().cloned().collect(),
                 leave_stopped: args.leave_stopped,
             }),
+            ..Default::default()
         },
         allow_other_cluster: args.allow_other_cluster,
         by_timestamp: args.by_timestamp,
@@ -114,6 +131,9 @@ fn request(args: &RestoreArgs, reviewed: Option<PlanFile>) -> Result<RestoreRequ
         commit_concurrency: args.commit_concurrency.into(),
         reviewed: None,
         connector_config: overrides,
+        undo_kind: SnapshotKind::Undo,
+        undo_tags: BTreeMap::new(),
+        relative_targets: false,
     })
 }
 
@@ -137,7 +157,7 @@ fn plan_request(req: &RestoreRequest) -> PlanRequest {
 }
 
 /// The exit code a dry run reports for a plan.
-fn plan_code(plan: &Plan) -> i32 {
+pub(super) fn plan_code(plan: &Plan) -> i32 {
     if !plan.applicable {
         exit::NOT_APPLICABLE
     } else if plan.blocked && plan.summary.changes > 0 {
@@ -151,7 +171,13 @@ fn plan_code(plan: &Plan) -> i32 {
 /// is one JSON document on stdout.
 pub async fn cmd_restore(cli: &Cli, args: &RestoreArgs) -> Result<i32> {
     let mut phase = "validate";
-    match run(cli, args, &mut phase).await {
+    let result = run(cli, args, &mut phase).await;
+    json_on_failure(cli, phase, result)
+}
+
+/// With `--output json`, an error before the apply is still one JSON document on stdout.
+pub(super) fn json_on_failure(cli: &Cli, phase: &str, result: Result<i32>) -> Result<i32> {
+    match result {
         Err(e) if cli.global.output == OutputFormat::Json => {
             crate::alertln!("error: {e}");
             print_json(&json!({
@@ -181,10 +207,10 @@ async fn run(cli: &Cli, args: &RestoreArgs, phase: &mut &'static str) -> Result<
     let kafka = KafkaClient::connect(settings).await?;
     crate::progress::stage("planning the restore", 0);
     let prepared = restore::prepare(verified, &kafka, &clients, &req).await?;
-    if !prepared.moved.is_empty() {
+    if !prepared.targets.moved.is_empty() {
         crate::noteln!(
             "{} partition(s) moved since the plan was reviewed; the targets are unchanged",
-            prepared.moved.len()
+            prepared.targets.moved.len()
         );
     }
     if let Some(path) = &args.plan_file {
@@ -195,9 +221,10 @@ async fn run(cli: &Cli, args: &RestoreArgs, phase: &mut &'static str) -> Result<
             tool_version: env!("CARGO_PKG_VERSION").into(),
             cluster_id: kafka.cluster_id().into(),
             bootstrap_servers: kafka.bootstrap().into(),
-            snapshot_id: prepared.plan.snapshot_id.clone(),
+            snapshot_id: prepared.targets.plan.snapshot_id.clone(),
             request: plan_request(&req),
-            plan: prepared.plan.clone(),
+            plan: prepared.targets.plan.clone(),
+            reset: None,
         });
         std::fs::write(path, file.to_bytes())
             .map_err(|e| Error::usage(format!("--plan-file {}: {e}", path.display())))?;
@@ -212,29 +239,30 @@ async fn run(cli: &Cli, args: &RestoreArgs, phase: &mut &'static str) -> Result<
         match cli.global.output {
             OutputFormat::Json => print_json(&json!({
                 "status": "dry-run",
-                "exit_code": plan_code(&prepared.plan),
+                "exit_code": plan_code(&prepared.targets.plan),
                 "snapshot": prepared.loaded.manifest.meta.id,
                 "kind": prepared.loaded.manifest.meta.kind,
                 "chosen_because": prepared.chosen_because,
                 "executed": false,
-                "moved": prepared.moved,
-                "plan": prepared.plan,
+                "moved": prepared.targets.moved,
+                "plan": prepared.targets.plan,
             })),
             OutputFormat::Table => {
-                print_plan(&prepared.plan);
+                print_plan(&prepared.targets.plan);
                 crate::noteln!("dry run: nothing was changed; add --execute to apply this plan");
             }
         }
-        return Ok(plan_code(&prepared.plan));
+        return Ok(plan_code(&prepared.targets.plan));
     }
 
     *phase = "execute";
     if cli.global.output == OutputFormat::Table {
-        print_plan(&prepared.plan);
+        print_plan(&prepared.targets.plan);
     }
     let notify = |line: &str| crate::alertln!("{line}");
     crate::progress::stage("restoring: undo snapshot, commits, read-back, settle", 0);
-    let outcome = restore::execute(&store, &kafka, &clients, &prepared, &req, &notify).await;
+    let outcome =
+        restore::execute(&store, &kafka, &clients, &prepared.targets, &req, &notify).await;
     crate::progress::finish();
     let code = outcome.exit_code();
     match cli.global.output {
@@ -250,7 +278,7 @@ async fn run(cli: &Cli, args: &RestoreArgs, phase: &mut &'static str) -> Result<
             }
             print_json(&doc);
         }
-        OutputFormat::Table => print_outcome(&outcome),
+        OutputFormat::Table => print_outcome(&outcome, "restore", SnapshotKind::Undo),
     }
     for e in &outcome.errors {
         crate::alertln!("error: {}", e.message);
@@ -363,15 +391,16 @@ pub fn print_plan(plan: &Plan) {
     }
 }
 
-fn print_outcome(outcome: &Outcome) {
+/// Prints what an executed restore (or reset: `what`, with its undo point of kind `kind`) did.
+pub(super) fn print_outcome(outcome: &Outcome, what: &str, kind: SnapshotKind) {
     if outcome.status == Status::NothingToChange {
         crate::outln!(
-            "nothing to change: every offset already equals its target; nothing was done (no undo snapshot)"
+            "nothing to change: every offset already equals its target; nothing was done (no {kind} snapshot)"
         );
         return;
     }
     if let (Some(id), Some(cmd)) = (&outcome.undo_snapshot, &outcome.undo_command) {
-        crate::outln!("undo snapshot {id}; to undo this restore:");
+        crate::outln!("{kind} snapshot {id}; to undo this {what}:");
         crate::outln!("  {cmd}");
     }
     for m in &outcome.moved {

@@ -256,6 +256,18 @@ pub struct RestoreDoc {
     pub rest: BTreeMap<String, Value>,
 }
 
+/// `reset --output json`: as a restore's document, with `reset` (the scenario in words),
+/// `pre_reset_snapshot` and `warnings`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ResetDoc {
+    pub schema_version: u32,
+    pub status: RestoreStatus,
+    /// The process exit code this outcome maps to (see `--help`).
+    pub exit_code: i32,
+    #[serde(flatten)]
+    pub rest: BTreeMap<String, Value>,
+}
+
 /// What a restore did.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -342,6 +354,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ("show.schema.json", one::<ShowDoc>()),
         ("verify.schema.json", one::<VerifyDoc>()),
         ("restore.schema.json", one::<RestoreDoc>()),
+        ("reset.schema.json", one::<ResetDoc>()),
         ("diff.schema.json", one::<DiffDoc>()),
         ("prune.schema.json", one::<PruneDoc>()),
         ("import.schema.json", one::<ImportDoc>()),

@@ -283,6 +283,22 @@ impl ConnectClient {
             Err(self.failure("PATCH", &path, status, &text))
         }
     }
+
+    /// `DELETE /connectors/{name}/offsets` (KIP-875): every offset of the connector is removed;
+    /// a source connector then starts again from the beginning of its source, a sink
+    /// connector's group has no committed offset. The connector must be STOPPED.
+    pub async fn reset_offsets(&self, name: &str) -> Result<String> {
+        let path = format!("/connectors/{}/offsets", encode(name));
+        let (status, text) = self.send(Method::DELETE, &path, None).await?;
+        if status.is_success() {
+            Ok(serde_json::from_str::<Value>(&text)
+                .ok()
+                .and_then(|v| v.get("message").and_then(Value::as_str).map(String::from))
+                .unwrap_or_default())
+        } else {
+            Err(self.failure("DELETE", &path, status, &text))
+        }
+    }
 }
 
 /// Is a version such as `4.3.1` or `3.7.0-SNAPSHOT` at least `major.minor`?

@@ -15,7 +15,7 @@ use super::connectors::{
 use super::outcome::{Drift, Outcome, PartitionCheck, Phase, Status};
 use super::plan::{self, Action, Plan};
 use super::review;
-use super::{Prepared, RestoreRequest};
+use super::{RestoreRequest, Targets};
 use crate::connect::{ConnectClient, OffsetsAnswer};
 use crate::error::{exit, Error, Result};
 use crate::kafka::{GroupOffset, GroupType, KafkaClient};
@@ -38,7 +38,7 @@ pub async fn execute(
     store: &Store,
     kafka: &KafkaClient,
     all_clients: &[ConnectClient],
-    prepared: &Prepared,
+    prepared: &Targets,
     req: &RestoreRequest,
     notify: &(dyn Fn(&str) + Sync),
 ) -> Outcome {
@@ -118,7 +118,7 @@ async fn run(
     store: &Store,
     kafka: &KafkaClient,
     all_clients: &[ConnectClient],
-    prepared: &Prepared,
+    prepared: &Targets,
     req: &RestoreRequest,
     notify: &(dyn Fn(&str) + Sync),
     out: &mut Outcome,
@@ -145,7 +145,11 @@ async fn run(
             return;
         }
     };
-    let cmp = review::compare(&prepared.plan, &fresh);
+    let mut cmp = review::compare(&prepared.plan, &fresh);
+    if req.relative_targets {
+        cmp.changes
+            .extend(review::stale_relative_targets(&cmp.moved));
+    }
     out.moved.extend(cmp.moved.iter().cloned());
     if !cmp.is_same() {
         let e = Error::PlanChanged {
@@ -176,7 +180,7 @@ async fn run(
     }
 
     if req.undo {
-        match take_undo(store, kafka, all_clients, prepared, &out.plan).await {
+        match take_undo(store, kafka, all_clients, prepared, req, &out.plan).await {
             Ok(id) => {
                 let stop = if out.plan.connectors.is_empty() {
                     ""
@@ -188,7 +192,8 @@ async fn run(
                     store.url()
                 );
                 notify(&format!(
-                    "undo snapshot {id} written; no offset has changed yet"
+                    "{} snapshot {id} written; no offset has changed yet",
+                    req.undo_kind
                 ));
                 out.undo_snapshot = Some(id);
                 out.undo_command = Some(cmd);
@@ -258,7 +263,7 @@ async fn run(
 async fn replan(
     kafka: &KafkaClient,
     all_clients: &[ConnectClient],
-    prepared: &Prepared,
+    prepared: &Targets,
     req: &RestoreRequest,
 ) -> Result<Plan> {
     let (view, _) = crate::live::read(
@@ -287,9 +292,16 @@ async fn commit(
     plan: &Plan,
     concurrency: usize,
 ) -> Vec<String> {
+    // Groups of sink connectors written through Kafka Connect are left to the loop below.
+    let via_connect = |g: &plan::GroupPlan| {
+        plan.connectors
+            .iter()
+            .any(|c| c.method == "rest-sink" && g.connector.as_deref() == Some(c.name.as_str()))
+    };
     let work: Vec<(&plan::GroupPlan, Vec<GroupOffset>)> = plan
         .groups
         .iter()
+        .filter(|g| !via_connect(g))
         .map(|g| (g, group_targets(g)))
         .filter(|(_, offsets)| !offsets.is_empty())
         .collect();
@@ -324,21 +336,49 @@ async fn commit(
         .flatten()
         .collect();
     failures.sort();
-    for c in plan.connectors.iter().filter(|c| c.method == "rest") {
+    for c in plan.connectors.iter().filter(|c| c.method != "group") {
         let Some(client) = clients.get(&c.name) else {
             failures.push(format!("connector {}: no Connect client", c.name));
             continue;
         };
-        let body: Vec<Value> = c
+        let body = connector_body(plan, c);
+        if body.is_empty() && !c.reset_all {
+            continue;
+        }
+        let done = if c.reset_all {
+            client.reset_offsets(&c.name).await
+        } else {
+            client.alter_offsets(&c.name, &body).await
+        };
+        match done {
+            Ok(message) => tracing::info!("connector {}: {message}", c.name),
+            Err(e) => failures.push(format!("connector {}: {e}", c.name)),
+        }
+    }
+    failures
+}
+
+/// The `PATCH /connectors/NAME/offsets` body of a connector: its source partitions, or for a
+/// sink connector written through Kafka Connect its group's targets in the sink form.
+fn connector_body(plan: &Plan, c: &plan::ConnectorPlan) -> Vec<Value> {
+    if c.method != "rest-sink" {
+        return c
             .offsets
             .iter()
             .map(|o| serde_json::json!({"partition": o.partition, "offset": o.target}))
             .collect();
-        if let Err(e) = client.alter_offsets(&c.name, &body).await {
-            failures.push(format!("connector {}: {e}", c.name));
-        }
     }
-    failures
+    plan.groups
+        .iter()
+        .filter(|g| g.connector.as_deref() == Some(c.name.as_str()))
+        .flat_map(group_targets)
+        .map(|o| {
+            serde_json::json!({
+                "partition": {"kafka_topic": o.topic, "kafka_partition": o.partition},
+                "offset": {"kafka_offset": o.offset},
+            })
+        })
+        .collect()
 }
 
 /// The offsets a group's plan commits.
@@ -366,7 +406,8 @@ async fn take_undo(
     store: &Store,
     kafka: &KafkaClient,
     clients: &[ConnectClient],
-    prepared: &Prepared,
+    prepared: &Targets,
+    req: &RestoreRequest,
     plan: &Plan,
 ) -> Result<String> {
     let selection = Selection {
@@ -388,15 +429,20 @@ async fn take_undo(
     } else {
         clients.to_vec()
     };
+    let undo = req.undo_kind == SnapshotKind::Undo;
+    let mut tags = req.undo_tags.clone();
+    if undo {
+        tags.insert("undo-of".to_string(), plan.snapshot_id.clone());
+    }
     let opts = CaptureOptions {
         selection,
-        tags: [("undo-of".to_string(), plan.snapshot_id.clone())].into(),
-        format: prepared.loaded.manifest.format,
+        tags,
+        format: prepared.undo_format,
         include_secrets: false,
         allow_partial: false,
         allow_empty: true,
-        kind: SnapshotKind::Undo,
-        undo_of: Some(plan.snapshot_id.clone()),
+        kind: req.undo_kind,
+        undo_of: undo.then(|| plan.snapshot_id.clone()),
     };
     let (manifest, _) = snapshot::take(store, kafka, &connect, &opts).await?;
     Ok(manifest.meta.id)
@@ -470,6 +516,16 @@ async fn read_back(
                 continue;
             }
         };
+        if c.reset_all {
+            if !live.is_empty() {
+                mismatches.push(format!(
+                    "connector {}: its offsets were to be removed, but {} source partition(s) still have one",
+                    c.name,
+                    live.len()
+                ));
+            }
+            continue;
+        }
         for o in &c.offsets {
             let got = live
                 .iter()

@@ -26,8 +26,9 @@ pub struct ConnectorPlan {
     pub state: Option<String>,
     /// The restore stops it first and returns it to `state` afterwards.
     pub stop_and_resume: bool,
-    /// How its offsets are restored: `group` (its consumer group, through Kafka) or `rest`
-    /// (`PATCH /connectors/{name}/offsets`).
+    /// How its offsets are restored: `group` (its consumer group, through Kafka), `rest`
+    /// (a source connector's, `PATCH /connectors/{name}/offsets`) or `rest-sink` (a sink
+    /// connector's group, written with the same request in the sink form).
     pub method: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
@@ -38,6 +39,10 @@ pub struct ConnectorPlan {
     /// before the offsets are set (`--recreate-connectors`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub recreate: bool,
+    /// Every offset of the connector is removed (`DELETE /connectors/{name}/offsets`), so a
+    /// source connector starts again from the beginning of its source.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reset_all: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked: Option<String>,
     /// Why this connector cannot be restored at all.
@@ -60,16 +65,17 @@ pub(super) fn plan_connector(
         connector_type: c.connector_type.clone(),
         state: now.as_ref().map(|n| n.state.clone()),
         stop_and_resume: false,
-        method: if c.connector_type == "sink" {
-            "group"
-        } else {
-            "rest"
+        method: match (c.connector_type.as_str(), opts.sink_via_rest) {
+            ("sink", false) => "group",
+            ("sink", true) => "rest-sink",
+            _ => "rest",
         }
         .into(),
         group_id: c.group_id.clone(),
         offsets: Vec::new(),
         not_in_snapshot: Vec::new(),
         recreate: false,
+        reset_all: false,
         blocked: None,
         problem: None,
     };
@@ -77,7 +83,20 @@ pub(super) fn plan_connector(
         plan_recreation(c, opts, &mut plan);
         return plan;
     };
-    if plan.method == "rest" {
+    if plan.method == "rest" && opts.reset_source_offsets.contains(&c.name) {
+        plan.reset_all = true;
+        plan.offsets = now
+            .offsets
+            .iter()
+            .flatten()
+            .map(|o| SourceOffsetPlan {
+                partition: o["partition"].clone(),
+                current: Some(o["offset"].clone()),
+                target: Value::Null,
+                changes: true,
+            })
+            .collect();
+    } else if plan.method == "rest" {
         match &c.offsets {
             None => {
                 plan.problem = Some(format!(

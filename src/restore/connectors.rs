@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use super::outcome::{ConnectorOutcome, Outcome};
-use super::{Prepared, RestoreRequest};
+use super::{RestoreRequest, Targets};
 use crate::connect::ConnectClient;
 use crate::error::{Error, Result};
 use crate::kafka::KafkaClient;
@@ -121,7 +121,7 @@ pub(super) async fn resume_all(stopped: &[Stopped], out: &mut Outcome) {
 /// Stops the connectors of the plan; `stopped` lists each one as soon as a stop was asked for.
 pub(super) async fn stop_connectors(
     kafka: &KafkaClient,
-    prepared: &Prepared,
+    prepared: &Targets,
     req: &RestoreRequest,
     stopped: &mut Vec<Stopped>,
 ) -> Result<()> {
@@ -151,7 +151,7 @@ pub(super) async fn stop_connectors(
 /// Creates the plan's deleted connectors again from the snapshot, STOPPED, and waits until the
 /// worker reports them. `created` lists each one as soon as it exists.
 pub(super) async fn recreate_connectors(
-    prepared: &Prepared,
+    prepared: &Targets,
     req: &RestoreRequest,
     all_clients: &[ConnectClient],
     kafka: &KafkaClient,

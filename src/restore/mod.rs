@@ -6,7 +6,9 @@ mod connector_plan;
 mod connectors;
 pub mod outcome;
 pub mod plan;
+pub mod reset;
 pub mod review;
+pub mod targets;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -50,6 +52,14 @@ pub struct RestoreRequest {
     /// Config values that replace the snapshot's when a connector is created again
     /// (`--connector-config-override`; redacted secrets must be among them).
     pub connector_config: BTreeMap<String, String>,
+    /// The kind and tags of the snapshot taken before the first change (`undo` for a restore,
+    /// `pre-reset` for a reset).
+    pub undo_kind: crate::snapshot::SnapshotKind,
+    pub undo_tags: BTreeMap<String, String>,
+    /// The targets were computed from the committed offsets (`reset --shift-by`,
+    /// `--to-current`): an offset that moved after the plan was made makes its target stale,
+    /// so it stops the execution instead of being reported.
+    pub relative_targets: bool,
 }
 
 /// A chosen and verified snapshot and the part of it to restore.
@@ -66,15 +76,24 @@ pub struct Verified {
 pub struct Prepared {
     pub chosen: Chosen,
     pub loaded: Loaded,
-    /// Current offsets that moved since the reviewed plan (`--from-plan`).
-    pub moved: Vec<review::Moved>,
     /// Why this snapshot was chosen, in words.
     pub chosen_because: String,
+    pub targets: Targets,
+}
+
+/// What an execution applies: the target offsets (from a snapshot, or computed by `reset`), the
+/// plan computed from them against the live state, and where each connector lives.
+#[derive(Debug, Clone)]
+pub struct Targets {
+    /// Current offsets that moved since the reviewed plan (`--from-plan`).
+    pub moved: Vec<review::Moved>,
     pub groups: Vec<GroupSnapshot>,
     pub connectors: Vec<ConnectorSnapshot>,
     pub plan: Plan,
     /// Where each connector of the plan lives now.
     pub connect_by_name: BTreeMap<String, ConnectClient>,
+    /// The file format of the undo snapshot.
+    pub undo_format: crate::snapshot::Format,
 }
 
 /// The groups and connectors of the snapshot that the request selects.
@@ -204,11 +223,14 @@ pub async fn prepare(
     Ok(Prepared {
         chosen_because: chosen.because.clone(),
         chosen,
+        targets: Targets {
+            groups,
+            connectors,
+            plan,
+            moved,
+            connect_by_name: by_name,
+            undo_format: loaded.manifest.format,
+        },
         loaded,
-        groups,
-        connectors,
-        plan,
-        moved,
-        connect_by_name: by_name,
     })
 }

@@ -46,6 +46,12 @@ pub struct PlanOptions {
     pub recreate: Option<Recreate>,
     /// Connectors may be stopped (and resumed) by the restore.
     pub stop_connectors: bool,
+    /// A sink connector's group is written through Kafka Connect
+    /// (`PATCH /connectors/NAME/offsets`) instead of an offset commit (`reset`).
+    pub sink_via_rest: bool,
+    /// Source connectors whose every offset is removed (`DELETE /connectors/NAME/offsets`:
+    /// `reset --to-earliest`), instead of being set to the snapshot's.
+    pub reset_source_offsets: BTreeSet<String>,
 }
 
 /// The per-partition action.
@@ -170,6 +176,10 @@ pub struct Plan {
     /// The reasons, one line each.
     pub problems: Vec<String>,
 }
+
+/// The note of a partition the group has an offset for but the targets do not name.
+const OUTSIDE_TARGETS: &str =
+    "no target for it (not in the snapshot, or outside the reset); left as it is";
 
 fn plan_partition(
     group: &str,
@@ -408,7 +418,7 @@ pub fn build(
                     reprocess: 0,
                     skip: 0,
                     action: Action::NotInSnapshot,
-                    note: Some("not in the snapshot; left as it is".into()),
+                    note: Some(OUTSIDE_TARGETS.into()),
                     leader_epoch: None,
                     metadata: None,
                 });

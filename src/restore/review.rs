@@ -19,7 +19,7 @@ use crate::snapshot::manifest::sha256_hex;
 /// The kind marker of a plan file.
 pub const PLAN_KIND: &str = "offset-vault-restore-plan";
 /// Version of the plan file format (`MAJOR.MINOR`); readers accept minor versions of major 1.
-pub const PLAN_FORMAT_VERSION: &str = "1.0";
+pub const PLAN_FORMAT_VERSION: &str = "1.1";
 
 /// The request options a plan was made with; applying it uses the same ones.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,6 +55,10 @@ pub struct PlanBody {
     pub snapshot_id: String,
     pub request: PlanRequest,
     pub plan: Plan,
+    /// A reset's plan (format 1.1): what it was asked to do, so `reset --from-plan` can plan
+    /// again from it. `None` for a restore's plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset: Option<super::reset::ResetSpec>,
 }
 
 /// A plan file: the body and its SHA-256.
@@ -251,6 +255,24 @@ pub fn compare(reviewed: &Plan, now: &Plan) -> Comparison {
     }
     compare_connectors(reviewed, now, &mut out.changes);
     out
+}
+
+/// The moved offsets as changes, for targets computed from the committed offsets (`--shift-by`,
+/// `--to-current`): a target relative to an offset that moved since is stale. Pure.
+pub fn stale_relative_targets(moved: &[Moved]) -> Vec<String> {
+    moved
+        .iter()
+        .map(|m| {
+            format!(
+                "{} {}[{}]: the committed offset moved from {} to {} after the plan was made, and the target was computed from it; plan again (the connector or consumer committed while it stopped)",
+                m.group_id,
+                m.topic,
+                m.partition,
+                opt(m.reviewed),
+                opt(m.now)
+            )
+        })
+        .collect()
 }
 
 fn compare_connectors(reviewed: &Plan, now: &Plan, changes: &mut Vec<String>) {

@@ -63,6 +63,7 @@ fn source(target: i64) -> ConnectorPlan {
         }],
         not_in_snapshot: vec![],
         recreate: false,
+        reset_all: false,
         blocked: None,
         problem: None,
     }
@@ -160,6 +161,7 @@ fn body() -> PlanBody {
         snapshot_id: "S".into(),
         request: PlanRequest::default(),
         plan: plan(vec![part(0, 50, 30, Action::Reset)]),
+        reset: None,
     }
 }
 
@@ -189,7 +191,10 @@ fn plan_files_round_trip_and_refuse_edits() {
         ),
         (
             "a newer major version",
-            text.replace("\"format_version\": \"1.0\"", "\"format_version\": \"2.0\""),
+            text.replace(
+                &format!("\"format_version\": \"{PLAN_FORMAT_VERSION}\""),
+                "\"format_version\": \"2.0\"",
+            ),
             "UnsupportedFormat",
         ),
         ("not JSON", "{ nope".into(), "Decode"),

@@ -37,6 +37,9 @@ pub struct Eligible {
     pub include_undo: bool,
     /// Also consider imported snapshots.
     pub include_import: bool,
+    /// Also consider the snapshots `reset` takes before it changes anything
+    /// (`--include-pre-reset`).
+    pub include_pre_reset: bool,
     /// Also consider partial snapshots (`--allow-partial`).
     pub include_partial: bool,
 }
@@ -48,6 +51,7 @@ impl Eligible {
             SnapshotKind::Snapshot => true,
             SnapshotKind::Undo => self.include_undo,
             SnapshotKind::Import => self.include_import,
+            SnapshotKind::PreReset => self.include_pre_reset,
         };
         kind_ok
             && (self.include_partial || !m.meta.is_partial())
@@ -59,11 +63,19 @@ impl Eligible {
     }
 
     fn describe(&self) -> String {
-        let kinds = match (self.include_undo, self.include_import) {
-            (false, false) => "snapshot",
-            (true, false) => "snapshot or undo",
-            (false, true) => "snapshot or import",
-            (true, true) => "snapshot, undo or import",
+        let mut kinds = vec!["snapshot"];
+        for (on, kind) in [
+            (self.include_undo, "undo"),
+            (self.include_import, "import"),
+            (self.include_pre_reset, "pre-reset"),
+        ] {
+            if on {
+                kinds.push(kind);
+            }
+        }
+        let kinds = match kinds.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => "snapshot".to_string(),
         };
         let partial = if self.include_partial {
             " (partial ones included)"
@@ -218,6 +230,10 @@ mod tests {
             include_partial: true,
             ..plain.clone()
         };
+        let pre_reset_too = Eligible {
+            include_pre_reset: true,
+            ..plain.clone()
+        };
         // (manifest, eligible, accepted?)
         let cases = [
             (manifest(Snapshot, false, &["g"]), &plain, true),
@@ -225,6 +241,9 @@ mod tests {
             (manifest(Undo, false, &["g"]), &undo_too, true),
             (manifest(Import, false, &["g"]), &plain, false),
             (manifest(Import, false, &["g"]), &undo_too, false),
+            (manifest(PreReset, false, &["g"]), &plain, false),
+            (manifest(PreReset, false, &["g"]), &undo_too, false),
+            (manifest(PreReset, false, &["g"]), &pre_reset_too, true),
             (manifest(Snapshot, true, &["g"]), &plain, false),
             (manifest(Snapshot, true, &["g"]), &partial_too, true),
             (manifest(Snapshot, false, &["other"]), &plain, false),

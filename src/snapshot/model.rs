@@ -29,6 +29,10 @@ pub enum SnapshotKind {
     Undo,
     /// Made from a kafka-consumer-groups CSV file by `offset-vault import`.
     Import,
+    /// Taken by `offset-vault reset` just before it changed anything: restoring it undoes the
+    /// reset.
+    #[serde(rename = "pre-reset")]
+    PreReset,
 }
 
 impl SnapshotKind {
@@ -41,6 +45,7 @@ impl SnapshotKind {
             SnapshotKind::Snapshot => "snapshot",
             SnapshotKind::Undo => "undo",
             SnapshotKind::Import => "import",
+            SnapshotKind::PreReset => "pre-reset",
         }
     }
 }

@@ -532,3 +532,34 @@ pub async fn recreate_topic(topic: &str, partitions: i32) {
     .await;
     partition_count(topic).await;
 }
+
+/// Produces one record per timestamp (ms since the epoch) to one partition, in order, values
+/// `"t<i>"`, and returns once each is acknowledged.
+pub async fn produce_at(topic: &str, partition: i32, timestamps: &[i64]) {
+    let producer = producer();
+    for (i, ts) in timestamps.iter().enumerate() {
+        let value = format!("t{i}");
+        producer
+            .send(
+                FutureRecord::<(), String>::to(topic)
+                    .partition(partition)
+                    .payload(&value)
+                    .timestamp(*ts),
+                Duration::from_secs(30),
+            )
+            .await
+            .unwrap_or_else(|(e, _)| panic!("produce to {topic}[{partition}]: {e}"));
+    }
+}
+
+/// Deletes the records of `topic[partition]` before `offset`, moving its log-start offset.
+pub async fn delete_records_before(topic: &str, partition: i32, offset: i64) {
+    let admin: AdminClient<DefaultClientContext> = kafka_config().create().expect("admin client");
+    let mut tpl = TopicPartitionList::new();
+    tpl.add_partition_offset(topic, partition, Offset::Offset(offset))
+        .expect("partition offset");
+    admin
+        .delete_records(&tpl, &AdminOptions::new())
+        .await
+        .expect("delete records");
+}

@@ -1,0 +1,484 @@
+//! `reset`: targets computed from the live state by a kafka-consumer-groups scenario
+//! ([`super::targets`]), then restore's plan, safety checks and apply. Reads only; the apply is
+//! [`super::execute`], with a `pre-reset` snapshot as its undo point.
+//!
+//! The selection is resolved as `snapshot` resolves it (groups, patterns, connectors and their
+//! sink groups, group types); then the partitions in scope are read as a restore plan reads
+//! them, and each gets its target.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::plan::{self, PlanOptions};
+use super::targets::{scope_partitions, target, PartitionFacts, Scenario, Scope};
+use super::Targets;
+use crate::connect::ConnectClient;
+use crate::error::{Error, Result};
+use crate::kafka::{KafkaClient, OffsetQuery, TopicPartition};
+use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot, PartitionOffset, Selection};
+use crate::snapshot::{capture, CaptureOptions};
+
+/// What a reset is asked to do. Serializable: a plan file records it, and `--from-plan` plans
+/// again from it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResetSpec {
+    pub selection: Selection,
+    pub scope: Scope,
+    pub scenario: Scenario,
+    /// `--from-file` with a connector's own JSON (`GET /connectors/NAME/offsets`): the source
+    /// offsets to set, for the one source connector selected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_offsets: Option<Vec<Value>>,
+}
+
+impl ResetSpec {
+    /// The label of the plan (where a restore names its snapshot).
+    pub fn label(&self) -> String {
+        format!("reset {}", self.scenario.describe())
+    }
+}
+
+/// A planned reset: what execute applies, and what the plan should say besides.
+#[derive(Debug, Clone)]
+pub struct PreparedReset {
+    pub targets: Targets,
+    /// The options the plan was computed with; execute plans again with the same.
+    pub options: PlanOptions,
+    /// Things left out of the reset, and why (sinks whose offsets live elsewhere, ...).
+    pub warnings: Vec<String>,
+}
+
+/// The options the plan is computed with: the user's, plus how a reset writes connectors.
+pub fn plan_options(spec: &ResetSpec, base: &PlanOptions, sources: &[&str]) -> PlanOptions {
+    let mut opts = base.clone();
+    opts.sink_via_rest = true;
+    opts.reset_source_offsets = match spec.scenario {
+        Scenario::ToEarliest => sources.iter().map(|s| s.to_string()).collect(),
+        _ => BTreeSet::new(),
+    };
+    opts
+}
+
+/// Checks the connectors against the scenario: a source connector's offsets are its own, so only
+/// `--to-earliest` (Kafka Connect's offset reset) and `--from-file` with its JSON apply. Returns
+/// the connectors with their targets (a source connector's from the file), and the names of the
+/// source connectors.
+fn connector_targets(
+    spec: &ResetSpec,
+    connectors: Vec<ConnectorSnapshot>,
+) -> Result<(Vec<ConnectorSnapshot>, Vec<String>)> {
+    let sources: Vec<String> = connectors
+        .iter()
+        .filter(|c| c.connector_type != "sink")
+        .map(|c| c.name.clone())
+        .collect();
+    if spec.source_offsets.is_some() && sources.len() != 1 {
+        return Err(Error::usage(format!(
+            "--from-file with connector offsets (JSON) sets the offsets of one source connector; the selection has {} ({}): select exactly one with --connector",
+            sources.len(),
+            sources.join(", ")
+        )));
+    }
+    let mut out = Vec::new();
+    for mut c in connectors {
+        if c.connector_type == "sink" {
+            out.push(c);
+            continue;
+        }
+        match (&spec.scenario, &spec.source_offsets) {
+            (Scenario::ToEarliest, _) => {}
+            (_, Some(offsets)) => c.offsets = Some(offsets.clone()),
+            (other, None) => {
+                return Err(Error::usage(format!(
+                    "{} cannot be used on source connector {}: its offsets are defined by the connector, not by Kafka partitions. Use --to-earliest (Kafka Connect's offset reset: it starts again from the beginning of its source) or --from-file FILE.json with its own partition/offset pairs (the form GET /connectors/{}/offsets returns)",
+                    other.option(),
+                    c.name,
+                    c.name
+                )))
+            }
+        }
+        out.push(c);
+    }
+    Ok((out, sources))
+}
+
+/// A group as the plan reads it: its id, type and connector, and the partitions in scope.
+fn scoped(g: &GroupSnapshot, partitions: Vec<TopicPartition>) -> GroupSnapshot {
+    GroupSnapshot {
+        partitions: partitions
+            .into_iter()
+            .map(|(topic, partition)| PartitionOffset {
+                topic,
+                partition,
+                offset: 0,
+                leader_epoch: None,
+                metadata: None,
+                log_start_offset: None,
+                log_end_offset: None,
+                lag: None,
+                last_record_timestamp: None,
+                topic_id: None,
+            })
+            .collect(),
+        ..g.clone()
+    }
+}
+
+/// Resolves the selection, reads the partitions in scope, computes every target and plans.
+/// Changes nothing. A target that cannot be computed (no committed offset to shift from, a log
+/// range that could not be read) fails here, before any plan is shown as applicable.
+pub async fn prepare(
+    kafka: &KafkaClient,
+    clients: &[ConnectClient],
+    spec: &ResetSpec,
+    base: &PlanOptions,
+) -> Result<PreparedReset> {
+    let captured = capture(
+        kafka,
+        clients,
+        &CaptureOptions {
+            selection: spec.selection.clone(),
+            ..Default::default()
+        },
+    )
+    .await?;
+    crate::progress::finish();
+    let mut warnings = captured.warnings.clone();
+    let (connectors, sources) = connector_targets(spec, captured.connectors.clone())?;
+    let mut found: Vec<GroupSnapshot> = Vec::new();
+    for g in captured.groups.iter()? {
+        found.push(g?);
+    }
+    let sink_groups: BTreeSet<&str> = connectors
+        .iter()
+        .filter(|c| c.connector_type == "sink")
+        .filter_map(|c| c.group_id.as_deref())
+        .collect();
+    for c in connectors.iter().filter(|c| c.connector_type == "sink") {
+        let group = c.group_id.clone().unwrap_or_default();
+        if !found
+            .iter()
+            .any(|g| g.group_id == group && !g.partitions.is_empty())
+        {
+            warnings.push(format!(
+                "connector {}: its group {group} has no committed offsets, so it is not reset: a sink that keeps its offsets in the target system (exactly-once sinks) must be reset there; to set offsets for the group anyway, name it with --group {group}",
+                c.name
+            ));
+        }
+    }
+    found.retain(|g| {
+        !(sink_groups.contains(g.group_id.as_str())
+            && g.partitions.is_empty()
+            && !spec.selection.groups.contains(&g.group_id))
+    });
+    for g in &found {
+        spec.scenario.check_group_type(&g.group_id, g.group_type)?;
+    }
+
+    let named: Vec<String> = match &spec.scope {
+        Scope::Topics(t) => t.iter().map(|(name, _)| name.clone()).collect(),
+        _ => Vec::new(),
+    };
+    let counts = if named.is_empty() {
+        BTreeMap::new()
+    } else {
+        kafka.partition_counts(named).await?
+    };
+    let mut scope_groups = Vec::new();
+    for g in &found {
+        let committed: Vec<TopicPartition> = g
+            .partitions
+            .iter()
+            .map(|p| (p.topic.clone(), p.partition))
+            .collect();
+        let parts = scope_partitions(
+            &spec.scope,
+            &spec.scenario,
+            &g.group_id,
+            &committed,
+            &counts,
+        )?;
+        if !parts.is_empty() {
+            scope_groups.push(scoped(g, parts));
+        }
+    }
+    if scope_groups.is_empty() && connectors.iter().all(|c| c.connector_type == "sink") {
+        return Err(Error::usage(format!(
+            "nothing to reset: no selected group has a partition in scope ({}){}",
+            match &spec.scope {
+                Scope::AllTopics =>
+                    "--all-topics: the groups have no committed offsets".to_string(),
+                Scope::Topics(_) => "--topic".to_string(),
+                Scope::File => "the file names no partition of the selected groups".to_string(),
+            },
+            if warnings.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", warnings.join("; "))
+            }
+        )));
+    }
+
+    let (view, by_name) =
+        crate::live::read(kafka, clients, &scope_groups, &connectors, false).await?;
+    let at_instant = match spec.scenario.instant() {
+        Some(t) => offsets_at(kafka, &scope_groups, &view, t.timestamp_millis()).await?,
+        None => BTreeMap::new(),
+    };
+    let (target_groups, problems) =
+        compute_targets(&spec.scenario, &scope_groups, &view, &at_instant);
+    if !problems.is_empty() {
+        return Err(Error::NotApplicable(format!(
+            "the reset's targets cannot be computed; nothing was changed:\n  - {}",
+            problems.join("\n  - ")
+        )));
+    }
+    let source_names: Vec<&str> = sources.iter().map(String::as_str).collect();
+    let opts = plan_options(spec, base, &source_names);
+    let plan = plan::build(&spec.label(), &target_groups, &connectors, &view, &opts);
+    Ok(PreparedReset {
+        targets: Targets {
+            moved: Vec::new(),
+            groups: target_groups,
+            connectors,
+            plan,
+            connect_by_name: by_name,
+            undo_format: Default::default(),
+        },
+        options: opts,
+        warnings,
+    })
+}
+
+/// The offset of each existing partition in scope at the instant (ms): the first record whose
+/// timestamp is at or after it; a partition without such a record is left out.
+async fn offsets_at(
+    kafka: &KafkaClient,
+    groups: &[GroupSnapshot],
+    view: &plan::LiveView,
+    ms: i64,
+) -> Result<BTreeMap<TopicPartition, i64>> {
+    let partitions: BTreeSet<TopicPartition> = groups
+        .iter()
+        .flat_map(|g| g.partitions.iter().map(|p| (p.topic.clone(), p.partition)))
+        .filter(|tp| view.watermarks.contains_key(tp))
+        .collect();
+    let answers = kafka
+        .list_offsets_each(
+            partitions
+                .into_iter()
+                .map(|tp| (tp, OffsetQuery::Timestamp(ms)))
+                .collect(),
+        )
+        .await?;
+    let mut out = BTreeMap::new();
+    for (tp, answer) in answers {
+        match answer {
+            Ok(o) if o >= 0 => {
+                out.insert(tp, o);
+            }
+            // -1: no record at or after that time.
+            Ok(_) => {}
+            Err(e) => {
+                return Err(Error::kafka(
+                    "ListOffsets by time",
+                    format!("{}[{}]: {e}", tp.0, tp.1),
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Every partition's target (pure). A partition of a topic or partition that does not exist is
+/// passed on with a placeholder for the plan to report; the others need their target.
+fn compute_targets(
+    scenario: &Scenario,
+    groups: &[GroupSnapshot],
+    view: &plan::LiveView,
+    at_instant: &BTreeMap<TopicPartition, i64>,
+) -> (Vec<GroupSnapshot>, Vec<String>) {
+    let mut problems = Vec::new();
+    let mut out = Vec::new();
+    for g in groups {
+        let live = view.groups.get(&g.group_id);
+        let mut tg = g.clone();
+        for p in tg.partitions.iter_mut() {
+            let tp = (p.topic.clone(), p.partition);
+            let exists = view.topics.get(&tp.0).is_some_and(|n| tp.1 < *n);
+            if !exists {
+                continue;
+            }
+            let facts = PartitionFacts {
+                current: live.and_then(|l| l.offsets.get(&tp).copied()),
+                marks: view.watermarks.get(&tp).copied().unwrap_or_default(),
+                at_instant: at_instant.get(&tp).copied(),
+            };
+            match target(scenario, &g.group_id, &tp, &facts) {
+                Ok(t) => p.offset = t,
+                Err(why) => problems.push(why),
+            }
+        }
+        out.push(tg);
+    }
+    (out, problems)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kafka::{GroupState, GroupType, Watermarks};
+    use crate::live::LiveGroup;
+
+    fn group(id: &str, t: GroupType, parts: &[(&str, i32)]) -> GroupSnapshot {
+        let base = GroupSnapshot {
+            group_id: id.into(),
+            state: GroupState::Empty,
+            protocol_type: "consumer".into(),
+            group_type: t,
+            members: vec![],
+            connector: None,
+            configs: Default::default(),
+            partitions: vec![],
+        };
+        scoped(
+            &base,
+            parts.iter().map(|(t, p)| (t.to_string(), *p)).collect(),
+        )
+    }
+
+    #[test]
+    fn targets_come_from_the_live_view_and_missing_partitions_are_left_to_the_plan() {
+        let mut view = plan::LiveView::default();
+        view.topics.insert("t".into(), 2);
+        for p in 0..2 {
+            view.watermarks.insert(
+                ("t".into(), p),
+                Watermarks {
+                    log_start: Some(10 * p as i64),
+                    log_end: Some(100),
+                },
+            );
+        }
+        view.groups.insert(
+            "g".into(),
+            LiveGroup {
+                state: GroupState::Empty,
+                members: vec![],
+                offsets: [(("t".to_string(), 0), 40)].into(),
+                share_lag: Default::default(),
+            },
+        );
+        let groups = vec![group(
+            "g",
+            GroupType::Classic,
+            &[("gone", 0), ("t", 0), ("t", 1)],
+        )];
+        let (out, problems) =
+            compute_targets(&Scenario::ShiftBy(-5), &groups, &view, &BTreeMap::new());
+        // t[1] has no committed offset to shift from; `gone` is for the plan to report.
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("g t[1]"), "{problems:?}");
+        assert_eq!(out[0].partitions[1].offset, 35);
+
+        let (out, problems) =
+            compute_targets(&Scenario::ToEarliest, &groups, &view, &BTreeMap::new());
+        assert!(problems.is_empty());
+        let offsets: Vec<i64> = out[0].partitions.iter().map(|p| p.offset).collect();
+        assert_eq!(offsets, [0, 0, 10]);
+        let plan = plan::build("reset", &out, &[], &view, &PlanOptions::default());
+        let actions: Vec<plan::Action> =
+            plan.groups[0].partitions.iter().map(|p| p.action).collect();
+        assert_eq!(
+            actions,
+            [
+                plan::Action::TopicMissing,
+                plan::Action::Reset,
+                plan::Action::Reset
+            ]
+        );
+    }
+
+    #[test]
+    fn source_connectors_take_only_their_own_scenarios() {
+        let conn = |name: &str, t: &str| ConnectorSnapshot {
+            name: name.into(),
+            connect_url: "http://c".into(),
+            connector_type: t.into(),
+            group_id: None,
+            config: Default::default(),
+            redacted_keys: vec![],
+            state: "RUNNING".into(),
+            tasks: vec![],
+            offsets: None,
+            offsets_unavailable: None,
+        };
+        let spec = |scenario, source_offsets| ResetSpec {
+            selection: Selection::default(),
+            scope: Scope::AllTopics,
+            scenario,
+            source_offsets,
+        };
+        let file = Some(vec![
+            serde_json::json!({"partition": {"f": "x"}, "offset": {"p": 1}}),
+        ]);
+        // (spec, connectors, Ok(source names) or the words of the refusal)
+        type Want = std::result::Result<Vec<&'static str>, &'static str>;
+        let cases: Vec<(ResetSpec, Vec<ConnectorSnapshot>, Want)> = vec![
+            (
+                spec(Scenario::ToEarliest, None),
+                vec![conn("src", "source"), conn("snk", "sink")],
+                Ok(vec!["src"]),
+            ),
+            (
+                spec(Scenario::ShiftBy(1), None),
+                vec![conn("snk", "sink")],
+                Ok(vec![]),
+            ),
+            (
+                spec(Scenario::ShiftBy(1), None),
+                vec![conn("src", "source")],
+                Err("cannot be used on source connector src"),
+            ),
+            (
+                spec(Scenario::FromFile(BTreeMap::new()), file.clone()),
+                vec![conn("src", "source")],
+                Ok(vec!["src"]),
+            ),
+            (
+                spec(Scenario::FromFile(BTreeMap::new()), file),
+                vec![conn("a", "source"), conn("b", "source")],
+                Err("select exactly one"),
+            ),
+        ];
+        for (s, connectors, want) in cases {
+            match (connector_targets(&s, connectors), want) {
+                (Ok((out, sources)), Ok(names)) => {
+                    assert_eq!(sources, names);
+                    if s.source_offsets.is_some() {
+                        assert_eq!(out[0].offsets, s.source_offsets);
+                    }
+                }
+                (Err(e), Err(words)) => {
+                    assert_eq!(e.exit_code(), crate::error::exit::USAGE);
+                    assert!(e.to_string().contains(words), "{e}");
+                }
+                (got, want) => panic!("{s:?}: got {got:?}, want {want:?}"),
+            }
+        }
+        let opts = plan_options(
+            &spec(Scenario::ToEarliest, None),
+            &PlanOptions::default(),
+            &["src"],
+        );
+        assert!(opts.sink_via_rest && opts.reset_source_offsets.contains("src"));
+        let opts = plan_options(
+            &spec(Scenario::ToLatest, None),
+            &PlanOptions::default(),
+            &["src"],
+        );
+        assert!(opts.reset_source_offsets.is_empty());
+    }
+}
