@@ -3,6 +3,8 @@
 //! clamped as the tool clamps them), an executed reset leaves exactly the plan and its pre-reset
 //! snapshot restores what was there, and an active group is refused.
 
+mod connectors;
+
 use std::collections::BTreeMap;
 
 use serde_json::Value;

@@ -180,7 +180,7 @@ async fn an_active_group_is_refused_and_left_unchanged() {
     drop(member);
 }
 
-fn lines(path: &Path) -> Vec<String> {
+pub(crate) fn lines(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()
@@ -189,7 +189,7 @@ fn lines(path: &Path) -> Vec<String> {
 }
 
 /// Waits until the file at `path` has `n` lines.
-async fn wait_lines(path: &Path, n: usize, timeout: Duration) {
+pub(crate) async fn wait_lines(path: &Path, n: usize, timeout: Duration) {
     eventually(&format!("{n} lines written"), timeout, || async move {
         let got = lines(path).len();
         if got == n {
@@ -201,7 +201,7 @@ async fn wait_lines(path: &Path, n: usize, timeout: Duration) {
     .await
 }
 
-async fn wait_group_offsets(group: &str, topic: &str, want: BTreeMap<i32, i64>) {
+pub(crate) async fn wait_group_offsets(group: &str, topic: &str, want: BTreeMap<i32, i64>) {
     let want = &want;
     eventually(
         &format!("{group} to commit {want:?} on {topic}"),
