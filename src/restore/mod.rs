@@ -9,6 +9,7 @@ pub mod plan;
 pub mod reset;
 pub mod review;
 pub mod targets;
+pub mod watch;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;

@@ -14,3 +14,4 @@ mod support;
 mod trust;
 mod ux;
 mod verify;
+mod watch;
