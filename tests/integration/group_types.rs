@@ -132,7 +132,7 @@ impl Drop for ShareMember {
 }
 
 /// Waits until the share group's state, as `kafka-share-groups` shows it, is `state`.
-async fn wait_share_state(group: &str, state: &str) {
+pub(crate) async fn wait_share_state(group: &str, state: &str) {
     eventually(
         &format!("kafka-share-groups to show share group {group} {state}"),
         Duration::from_secs(60),
@@ -147,7 +147,13 @@ async fn wait_share_state(group: &str, state: &str) {
 }
 
 /// Waits until `kafka-share-groups` shows start offset `start` and lag `lag` on one partition.
-async fn wait_share_partition(group: &str, topic: &str, partition: i32, start: i64, lag: i64) {
+pub(crate) async fn wait_share_partition(
+    group: &str,
+    topic: &str,
+    partition: i32,
+    start: i64,
+    lag: i64,
+) {
     eventually(
         &format!("kafka-share-groups to show start offset {start} and lag {lag} on {topic}[{partition}] of {group}"),
         Duration::from_secs(30),
@@ -167,7 +173,7 @@ async fn wait_share_partition(group: &str, topic: &str, partition: i32, start: i
 
 /// A share group that consumed (and acknowledged) 4 of the 10 records on partition 0 of a new
 /// two-partition topic, settled as the tool shows it: start offset 4, lag 6.
-async fn share_group_with_progress(prefix: &str) -> (String, String) {
+pub(crate) async fn share_group_with_progress(prefix: &str) -> (String, String) {
     let topic = unique_name(prefix);
     kafka::create_topic(&topic, 2).await;
     kafka::produce(&topic, 0, 10).await;
