@@ -38,6 +38,9 @@ pub mod exit {
     /// `prune` refused a group: its policy would remove every snapshot of it. Nothing of that
     /// group was deleted (other groups were pruned as planned).
     pub const PRUNE_REFUSED: i32 = 15;
+    /// A reset or restore was applied and verified, but a connector or task failed while
+    /// `--watch` followed it.
+    pub const WATCH_FAILED: i32 = 16;
     /// Interrupted (Ctrl-C) before anything changed; connectors were resumed.
     pub const INTERRUPTED: i32 = 130;
 }

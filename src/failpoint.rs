@@ -6,7 +6,8 @@
 //! point creates `<dir>/<name>.reached` and waits until the test creates `<dir>/<name>.go`, so the
 //! test can stop a real service at exactly that step and then let the command go on.
 //!
-//! Points: `snapshot-after-describe`, `snapshot-before-manifest`, `restore-connectors-stopped`,
+//! Points: `snapshot-after-describe`, `snapshot-before-manifest`, `restore-before-stop` (a
+//! restore's or reset's, before it stops connectors), `restore-connectors-stopped`,
 //! `restore-after-undo`, `restore-after-group-commit` (after each group's commit),
 //! `prune-after-manifest` (after a snapshot's manifest is deleted, before its data files).
 

@@ -34,17 +34,18 @@ Exit codes:
   3  Kafka, Kafka Connect or the store could not be reached or refused a request
   4  a named group, connector, snapshot or store directory does not exist
   5  integrity failure: a snapshot's or plan file's checksum, size, id or format does not match
-  6  restore blocked: an active group, or a connector that could not be stopped
-  7  restore plan not applicable: targets out of range, or partitions missing
+  6  restore or reset blocked: an active group, or a connector that could not be stopped
+  7  restore or reset plan not applicable: targets out of range, or partitions missing
   8  restore applied, but the offsets read back differ from the plan
   9  the snapshot was taken on another Kafka cluster
  10  authentication or authorization failed (SASL, ACLs, HTTP 401/403, store credentials)
  11  the plan changed since it was reviewed (--from-plan, or after stopping connectors); nothing changed
- 12  the restore stopped partway: some offsets may have changed; the undo snapshot restores them
+ 12  the restore (or reset) stopped partway: some offsets may have changed; the undo snapshot restores them
  13  a connector stopped by the restore could not be returned to its state (the command is printed)
  14  restore applied and verified, but offsets moved again during --settle
  15  prune refused a group whose every snapshot the policy would remove (nothing of it deleted)
-130  restore interrupted (Ctrl-C) before anything changed; connectors were resumed";
+ 16  reset or restore applied and verified, but a connector or task failed during --watch
+130  restore or reset interrupted (Ctrl-C) before anything changed; connectors were resumed";
 
 /// Back up Kafka consumer-group and Kafka Connect offsets as checksummed snapshots, and restore
 /// them as a safe, verified offset reset.
@@ -499,6 +500,11 @@ pub struct RestoreArgs {
     /// How many groups' offset commits are in flight at once (each commit carries one group).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub commit_concurrency: u16,
+    /// After an executed restore, follow the connectors' and tasks' states, the groups'
+    /// committed offsets and their lag for DURATION (e.g. 2m), and end with a verdict; a
+    /// connector or task that fails meanwhile exits 16 (with the first lines of its trace).
+    #[arg(help_heading = "Watch", long, value_name = "DURATION", value_parser = parse_duration, requires = "execute")]
+    pub watch: Option<Duration>,
 }
 
 /// Parses repeatable `KEY=VALUE` tags.

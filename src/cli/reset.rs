@@ -12,7 +12,7 @@ use clap::Args;
 use serde_json::{json, Value};
 
 use super::output::print_json;
-use super::restore::{json_on_failure, plan_code, print_outcome, print_plan};
+use super::restore::{json_on_failure, plan_code, print_outcome, print_plan, watch_after};
 use super::{parse_duration, Cli, OutputFormat, WhoArgs};
 use crate::error::{Error, Result};
 use crate::format::csv as csv_form;
@@ -136,6 +136,11 @@ pub struct ResetArgs {
     /// How many groups' offset commits are in flight at once.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub commit_concurrency: u16,
+    /// After an executed reset, follow the connectors' and tasks' states, the groups' committed
+    /// offsets and their lag for DURATION (e.g. 2m), and end with a verdict; a connector or task
+    /// that fails meanwhile exits 16 (with the first lines of its trace).
+    #[arg(help_heading = "Watch", long, value_name = "DURATION", value_parser = parse_duration, requires = "execute")]
+    pub watch: Option<Duration>,
 }
 
 /// The scenario the flags name, checked before any I/O; `--by-duration` is counted back from
@@ -453,13 +458,27 @@ async fn run(cli: &Cli, args: &ResetArgs, phase: &mut &'static str) -> Result<i3
     let outcome =
         restore::execute(&store, &kafka, &clients, &prepared.targets, &req, &notify).await;
     crate::progress::finish();
-    let code = outcome.exit_code();
+    if cli.global.output == OutputFormat::Table {
+        print_outcome(&outcome, "reset", SnapshotKind::PreReset);
+    }
+    let (watched, code) = watch_after(
+        cli,
+        &kafka,
+        &prepared.targets,
+        &outcome,
+        args.watch,
+        outcome.exit_code(),
+    )
+    .await;
     match cli.global.output {
         OutputFormat::Json => {
             let mut doc =
                 serde_json::to_value(&outcome).map_err(|e| Error::Internal(e.to_string()))?;
             if let Some(map) = doc.as_object_mut() {
                 map.insert("exit_code".into(), json!(code));
+                if let Some(w) = &watched {
+                    map.insert("watch".into(), json!(w));
+                }
                 map.insert("reset".into(), json!(spec.label()));
                 map.insert("scenario".into(), json!(spec.scenario.describe()));
                 map.insert("pre_reset_snapshot".into(), json!(outcome.undo_snapshot));
@@ -469,7 +488,7 @@ async fn run(cli: &Cli, args: &ResetArgs, phase: &mut &'static str) -> Result<i3
             }
             print_json(&doc);
         }
-        OutputFormat::Table => print_outcome(&outcome, "reset", SnapshotKind::PreReset),
+        OutputFormat::Table => {}
     }
     for e in &outcome.errors {
         crate::alertln!("error: {}", e.message);

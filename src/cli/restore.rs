@@ -14,6 +14,7 @@ use crate::kafka::KafkaClient;
 use crate::restore::plan::Recreate;
 use crate::restore::plan::{Action, Plan};
 use crate::restore::review::{PlanBody, PlanFile, PlanRequest, PLAN_FORMAT_VERSION, PLAN_KIND};
+use crate::restore::watch;
 use crate::restore::{self, Choice, Eligible, Outcome, PlanOptions, RestoreRequest, Status};
 use crate::snapshot::SnapshotKind;
 use crate::timeutil::parse_time;
@@ -175,6 +176,90 @@ pub async fn cmd_restore(cli: &Cli, args: &RestoreArgs) -> Result<i32> {
     json_on_failure(cli, phase, result)
 }
 
+/// `--watch`: after an applied outcome, follows the plan's connectors and groups and prints
+/// what it saw (table mode; JSON callers add the report to their document). Returns the report
+/// and the exit code with the watch's verdict folded in.
+pub(super) async fn watch_after(
+    cli: &Cli,
+    kafka: &KafkaClient,
+    targets: &restore::Targets,
+    outcome: &Outcome,
+    duration: Option<std::time::Duration>,
+    code: i32,
+) -> (Option<watch::WatchReport>, i32) {
+    let Some(duration) = duration else {
+        return (None, code);
+    };
+    if outcome.status != Status::Applied {
+        crate::noteln!("--watch: nothing to watch, the offsets were not applied");
+        return (None, code);
+    }
+    crate::noteln!(
+        "watching the connectors and groups for {}",
+        humantime::format_duration(duration)
+    );
+    let notify = |line: &str| crate::noteln!("watch: {line}");
+    let report = watch::watch(
+        kafka,
+        &targets.connect_by_name,
+        &outcome.plan,
+        &watch::WatchOptions::new(duration),
+        &notify,
+    )
+    .await;
+    if cli.global.output == OutputFormat::Table {
+        print_watch(&report);
+    }
+    let code = if code == exit::OK {
+        report.exit_code()
+    } else {
+        code
+    };
+    (Some(report), code)
+}
+
+fn print_watch(report: &watch::WatchReport) {
+    crate::outln!(
+        "watched {:.0} s ({} read(s)): {}",
+        report.duration_s,
+        report.polls,
+        report.verdict
+    );
+    for c in &report.connectors {
+        let state = c.state.as_ref().map(|s| s.name().to_string());
+        crate::outln!(
+            "  connector {}: {}",
+            c.name,
+            state.as_deref().unwrap_or("unknown")
+        );
+        for t in &c.tasks {
+            crate::outln!("    task {}: {}", t.id, t.state.name());
+            for line in t
+                .trace
+                .iter()
+                .flat_map(|tr| tr.lines.iter().chain(&tr.caused_by))
+            {
+                crate::outln!("      {line}");
+            }
+        }
+    }
+    for g in &report.groups {
+        crate::outln!(
+            "  group {}: {} of {} partition(s) moved forward, {} record(s) consumed, lag {}",
+            g.group_id,
+            g.moved_forward,
+            g.partitions,
+            g.consumed,
+            g.lag
+                .map(|l| l.to_string())
+                .unwrap_or_else(|| "unknown".into())
+        );
+    }
+    for p in &report.problems {
+        crate::outln!("  ! {p}");
+    }
+}
+
 /// With `--output json`, an error before the apply is still one JSON document on stdout.
 pub(super) fn json_on_failure(cli: &Cli, phase: &str, result: Result<i32>) -> Result<i32> {
     match result {
@@ -264,13 +349,27 @@ async fn run(cli: &Cli, args: &RestoreArgs, phase: &mut &'static str) -> Result<
     let outcome =
         restore::execute(&store, &kafka, &clients, &prepared.targets, &req, &notify).await;
     crate::progress::finish();
-    let code = outcome.exit_code();
+    if cli.global.output == OutputFormat::Table {
+        print_outcome(&outcome, "restore", SnapshotKind::Undo);
+    }
+    let (watched, code) = watch_after(
+        cli,
+        &kafka,
+        &prepared.targets,
+        &outcome,
+        args.watch,
+        outcome.exit_code(),
+    )
+    .await;
     match cli.global.output {
         OutputFormat::Json => {
             let mut doc =
                 serde_json::to_value(&outcome).map_err(|e| Error::Internal(e.to_string()))?;
             if let Some(map) = doc.as_object_mut() {
                 map.insert("exit_code".into(), json!(code));
+                if let Some(w) = &watched {
+                    map.insert("watch".into(), json!(w));
+                }
                 map.insert("snapshot".into(), json!(prepared.loaded.manifest.meta.id));
                 map.insert("chosen_because".into(), json!(prepared.chosen_because));
                 map.insert("executed".into(), json!(true));
@@ -278,7 +377,7 @@ async fn run(cli: &Cli, args: &RestoreArgs, phase: &mut &'static str) -> Result<
             }
             print_json(&doc);
         }
-        OutputFormat::Table => print_outcome(&outcome, "restore", SnapshotKind::Undo),
+        OutputFormat::Table => {}
     }
     for e in &outcome.errors {
         crate::alertln!("error: {}", e.message);

@@ -42,6 +42,9 @@ pub struct StateEntry {
     pub state: String,
     #[serde(default)]
     pub worker_id: Option<String>,
+    /// The stack trace of a FAILED connector.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
@@ -50,6 +53,9 @@ pub struct TaskStatus {
     pub state: String,
     #[serde(default)]
     pub worker_id: Option<String>,
+    /// The stack trace of a FAILED task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

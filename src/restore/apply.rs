@@ -125,6 +125,7 @@ async fn run(
     stopped: &mut Vec<Stopped>,
 ) {
     let nothing = "; nothing was changed";
+    crate::failpoint::hit("restore-before-stop");
     if let Err(e) = stop_connectors(kafka, prepared, req, stopped).await {
         out.fail(e.exit_code(), format!("{e}{nothing}"));
         return;

@@ -134,6 +134,14 @@ pub(super) async fn stop_connectors(
         let client = prepared.connect_by_name.get(&c.name).ok_or_else(|| {
             Error::Internal(format!("no Connect client for connector {}", c.name))
         })?;
+        // A worker that cannot be asked for the connector's status has not been asked to stop it
+        // either: the restore is blocked, and the connector is left as it is.
+        if let Err(e) = client.status(&c.name).await {
+            return Err(Error::Blocked(format!(
+                "connector {} could not be stopped: {e}; it was not stopped",
+                c.name
+            )));
+        }
         tracing::info!("stopping connector {}", c.name);
         stopped.push((
             client.clone(),

@@ -18,10 +18,6 @@ use crate::connect::{ConnectClient, ConnectorStatus};
 use crate::error::exit;
 use crate::kafka::{KafkaClient, TopicPartition};
 
-/// Exit code 16: applied, but a connector or task failed while watched. To be replaced by
-/// `exit::WATCH_FAILED` once `crate::error` defines it.
-const WATCH_FAILED: i32 = 16;
-
 /// How many lines of a stack trace the report keeps.
 pub const TRACE_LINES: usize = 10;
 
@@ -209,11 +205,11 @@ pub struct WatchReport {
 }
 
 impl WatchReport {
-    /// `WATCH_FAILED` (16) when a connector or task failed; otherwise 0 (a group that did not
+    /// `exit::WATCH_FAILED` (16) when a connector or task failed; otherwise 0 (a group that did not
     /// move, or nothing readable, is a warning in `problems`).
     pub fn exit_code(&self) -> i32 {
         match self.verdict {
-            Verdict::ConnectorFailed => WATCH_FAILED,
+            Verdict::ConnectorFailed => exit::WATCH_FAILED,
             Verdict::Healthy | Verdict::NotMoving | Verdict::Unknown => exit::OK,
         }
     }
@@ -328,13 +324,12 @@ struct TaskSeen {
     trace: Option<String>,
 }
 
-/// The status answer carries a `trace` on a FAILED connector or task, but `ConnectorStatus`
-/// does not keep it: until it does, failures are reported without their trace.
+/// What one status answer says (a FAILED connector or task carries its `trace`).
 fn seen(status: &ConnectorStatus) -> Seen {
     Seen {
         state: RunState::parse(&status.connector.state),
         worker_id: status.connector.worker_id.clone(),
-        trace: None,
+        trace: status.connector.trace.clone(),
         tasks: status
             .tasks
             .iter()
@@ -342,7 +337,7 @@ fn seen(status: &ConnectorStatus) -> Seen {
                 id: t.id,
                 state: RunState::parse(&t.state),
                 worker_id: t.worker_id.clone(),
-                trace: None,
+                trace: t.trace.clone(),
             })
             .collect(),
     }

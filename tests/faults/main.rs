@@ -314,6 +314,67 @@ async fn connect_killed_after_a_successful_reset_keeps_the_undo_id_and_the_check
     assert_eq!(out["checks"][0]["actual"], 10, "{out:#}");
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn connect_down_before_a_reset_stops_its_connector_changes_nothing() {
+    let _serial = SERIAL.lock().await;
+    if !env::require_connect() {
+        return;
+    }
+    let sink = snapshotted_sink("fault-reset", 10, 5).await;
+    let (name, topic, group) = (&sink.name, &sink.topic, &sink.group);
+    let (_dir, store) = local_store();
+    let point = "restore-before-stop";
+    let rv = Rendezvous::new();
+    let run = spawn_ov(
+        &store,
+        &[
+            "reset",
+            "--connector",
+            name,
+            "--to-earliest",
+            "--stop-connectors",
+            "--execute",
+            "--output",
+            "json",
+        ],
+        rv.failpoints(point),
+    );
+    // Planned with the worker up; it goes down before the connector is stopped.
+    rv.reached(point).await;
+    let revive = Revive(Service::Connect);
+    kill_service(Service::Connect).await;
+    rv.go(point);
+    let failed = run.await.unwrap().expect_code(6);
+    let out = failed.json();
+    assert_eq!(out["status"], "not-applied", "{out:#}");
+    assert_eq!(out["undo_snapshot"], Value::Null, "{out:#}");
+    assert_eq!(
+        out["connectors"],
+        serde_json::json!([]),
+        "never stopped: {out:#}"
+    );
+    assert!(
+        out["errors"][0]["message"].as_str().is_some_and(
+            |m| m.contains("could not be stopped") && m.contains("nothing was changed")
+        ),
+        "{out:#}"
+    );
+    assert_eq!(
+        kcg::committed(group, topic).await,
+        BTreeMap::from([(0, 15)]),
+        "the group keeps its offsets"
+    );
+    assert!(
+        snapshot_folders(&store).is_empty(),
+        "no pre-reset snapshot was written"
+    );
+    start_service(Service::Connect).await;
+    drop(revive);
+    // Never stopped: it runs as before.
+    connect::wait_connector_running(name, Duration::from_secs(60)).await;
+    sink.cleanup.delete().await;
+}
+
 fn snapshot_folders(store: &str) -> Vec<PathBuf> {
     let root = Path::new(store).join("snapshots");
     let mut out = Vec::new();

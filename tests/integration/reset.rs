@@ -4,6 +4,7 @@
 //! snapshot restores what was there, and an active group is refused.
 
 mod connectors;
+mod review;
 
 use std::collections::BTreeMap;
 
