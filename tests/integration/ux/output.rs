@@ -178,6 +178,32 @@ async fn json_output_matches_the_published_schemas() {
     .ok()
     .json();
     validate("restore", &executed);
+
+    // reset: a dry run, a refusal before anything changed, and an executed reset.
+    let reset = |extra: &'static [&'static str]| {
+        let (store, group) = (store.clone(), group.clone());
+        async move {
+            let mut all = vec!["reset", "--group", group.as_str(), "--all-topics"];
+            all.extend_from_slice(extra);
+            all.extend(["--output", "json"]);
+            ov(&store, &all).await
+        }
+    };
+    let planned = reset(&["--to-earliest"]).await.ok().json();
+    assert_eq!(planned["status"], "dry-run");
+    validate("reset", &planned);
+    let refused = reset(&["--to-offset", "99", "--execute"])
+        .await
+        .expect_code(7)
+        .json();
+    assert_eq!(refused["status"], "not-applied", "{refused:#}");
+    validate("reset", &refused);
+    let done = reset(&["--to-earliest", "--execute", "--settle", "0s"])
+        .await
+        .ok()
+        .json();
+    assert_eq!(done["status"], "applied", "{done:#}");
+    validate("reset", &done);
 }
 
 #[tokio::test(flavor = "multi_thread")]
