@@ -333,7 +333,7 @@ async fn run(cli: &Cli, args: &RestoreArgs, phase: &mut &'static str) -> Result<
                 "plan": prepared.targets.plan,
             })),
             OutputFormat::Table => {
-                print_plan(&prepared.targets.plan);
+                print_plan(&prepared.targets.plan, "restore");
                 crate::noteln!("dry run: nothing was changed; add --execute to apply this plan");
             }
         }
@@ -342,7 +342,7 @@ async fn run(cli: &Cli, args: &RestoreArgs, phase: &mut &'static str) -> Result<
 
     *phase = "execute";
     if cli.global.output == OutputFormat::Table {
-        print_plan(&prepared.targets.plan);
+        print_plan(&prepared.targets.plan, "restore");
     }
     let notify = |line: &str| crate::alertln!("{line}");
     crate::progress::stage("restoring: undo snapshot, commits, read-back, settle", 0);
@@ -389,11 +389,15 @@ fn opt(v: Option<i64>) -> String {
     v.map(|v| v.to_string()).unwrap_or_else(|| "-".into())
 }
 
-fn action_cell(action: Action) -> Cell {
-    let text = serde_json::to_value(action)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default();
+fn action_cell(action: Action, what: &str) -> Cell {
+    let text = match (action, what) {
+        // A reset's targets come from its scope, not from a snapshot.
+        (Action::NotInSnapshot, "reset") => "not-in-scope".to_string(),
+        _ => serde_json::to_value(action)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default(),
+    };
     let cell = Cell::new(text);
     if action.fails() {
         cell.fg(Color::Red)
@@ -402,14 +406,20 @@ fn action_cell(action: Action) -> Cell {
     }
 }
 
-pub fn print_plan(plan: &Plan) {
+/// Prints a plan; `what` is the command (`restore`, or `reset`, whose targets are not a
+/// snapshot's offsets but the ones its scenario asked for).
+pub fn print_plan(plan: &Plan, what: &str) {
     let mut t = table(&[
         "GROUP",
         "TOPIC",
         "PARTITION",
         "CURRENT",
         "TARGET",
-        "SNAPSHOT",
+        if what == "reset" {
+            "REQUESTED"
+        } else {
+            "SNAPSHOT"
+        },
         "LOG-START",
         "LOG-END",
         "REPROCESS",
@@ -430,7 +440,7 @@ pub fn print_plan(plan: &Plan) {
                 Cell::new(opt(p.log_end)),
                 Cell::new(p.reprocess),
                 Cell::new(p.skip),
-                action_cell(p.action),
+                action_cell(p.action, what),
                 Cell::new(p.note.clone().unwrap_or_default()),
             ]);
         }
@@ -438,12 +448,13 @@ pub fn print_plan(plan: &Plan) {
     right(&mut t, &[2, 3, 4, 5, 6, 7, 8, 9]);
     crate::outln!("{t}");
     if !plan.connectors.is_empty() {
+        let during = format!("DURING {}", what.to_uppercase());
         let mut c = table(&[
             "CONNECTOR",
             "TYPE",
             "STATE NOW",
             "OFFSETS VIA",
-            "DURING RESTORE",
+            during.as_str(),
             "CHANGES",
         ]);
         for conn in &plan.connectors {
@@ -453,15 +464,16 @@ pub fn print_plan(plan: &Plan) {
             } else {
                 format!("group {}", conn.group_id.clone().unwrap_or_default())
             };
+            let via = match (conn.method.as_str(), conn.reset_all) {
+                (_, true) => "DELETE /offsets",
+                ("rest", false) | ("rest-sink", false) => "PATCH /offsets",
+                _ => "Kafka commit",
+            };
             c.add_row(vec![
                 conn.name.clone(),
                 conn.connector_type.clone(),
                 conn.state.clone().unwrap_or_else(|| "missing".into()),
-                if conn.method == "rest" {
-                    "PATCH /offsets".into()
-                } else {
-                    "Kafka commit".into()
-                },
+                via.into(),
                 if conn.recreate {
                     "create again STOPPED, set offsets, resume".into()
                 } else if conn.stop_and_resume {

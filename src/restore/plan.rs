@@ -256,7 +256,7 @@ fn plan_partition(
     if marks.log_start.is_none() || marks.log_end.is_none() {
         p.action = Action::RangeUnknown;
         p.note = Some(
-            "the partition's log range could not be read, so the target cannot be checked; run the restore again"
+            "the partition's log range could not be read, so the target cannot be checked; run the command again"
                 .into(),
         );
         return p;
@@ -435,7 +435,7 @@ pub fn build(
             Ok(()) => None,
             // Stopping a connector cannot make an unknown state known.
             Err(why) if state.is_uncertain() => Some(format!(
-                "group {}: {why}; nothing can be changed until its state is known (check the cluster and run the restore again)",
+                "group {}: {why}; nothing can be changed until its state is known (check the cluster and run the command again)",
                 g.group_id
             )),
             Err(_) if owned_by_handled => None,
@@ -444,7 +444,7 @@ pub fn build(
             let in_plan = |c: &str| connector_plans.iter().any(|p| p.name == c);
             Some(match &g.connector {
                 Some(c) => format!(
-                    "group {} is {state} with {} member(s) ({who}); it belongs to connector {c}: {} to stop it during the restore, or stop it first (PUT /connectors/{c}/stop)",
+                    "group {} is {state} with {} member(s) ({who}); it belongs to connector {c}: {} to stop it while its offsets change, or stop it first (PUT /connectors/{c}/stop)",
                     g.group_id,
                     lg.members.len(),
                     if in_plan(c) {
@@ -454,7 +454,7 @@ pub fn build(
                     }
                 ),
                 None => format!(
-                    "group {} is {state} with {} member(s) ({who}); stop those consumers and wait until the group is Empty, then run the restore again",
+                    "group {} is {state} with {} member(s) ({who}); stop those consumers and wait until the group is Empty, then run the command again",
                     g.group_id,
                     lg.members.len()
                 ),
