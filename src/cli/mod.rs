@@ -414,7 +414,9 @@ pub struct RestoreArgs {
     #[arg(help_heading = "Snapshot", long, conflicts_with = "before")]
     pub latest: bool,
     /// Use the newest complete snapshot-kind snapshot created at or before TIME (RFC 3339, a
-    /// date, or a duration such as 2h meaning two hours ago).
+    /// date, or a duration such as 2h meaning two hours ago): the committed positions the groups
+    /// had then. (`reset --to-datetime TIME` is another thing: the first record whose timestamp
+    /// is at or after TIME.)
     #[arg(help_heading = "Snapshot", long, value_name = "TIME")]
     pub before: Option<String>,
     /// Let --latest and --before choose undo snapshots (written by earlier restores) too.

@@ -221,3 +221,95 @@ async fn shift_by_one_skips_the_record_a_sink_task_failed_on_and_it_runs_again()
     );
     cleanup.delete().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_source_connector_takes_explicit_offsets_in_its_own_json_form() {
+    if !(env::require_kafka() && env::require_connect()) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.txt");
+    std::fs::write(&input, "a1\na2\na3\n").unwrap();
+    let topic = unique_name("reset-source-file");
+    kafka::create_topic(&topic, 1).await;
+    let name = unique_name("reset-source-file-conn");
+    let cleanup = ConnectorCleanup::new(&name);
+    connect::create_connector(&name, connect::file_source(&input, &topic)).await;
+    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
+    kafka::read_records(&topic, 3, Duration::from_secs(60)).await;
+    let name_ref = &name;
+    let offsets = eventually(
+        "the source offsets to reach position 9",
+        Duration::from_secs(60),
+        || async move {
+            let offsets = connect::connector_offsets(name_ref).await;
+            (offsets["offsets"][0]["offset"]["position"].as_i64() == Some(9)).then_some(offsets)
+        },
+    )
+    .await;
+
+    // The connector's own form, as GET .../offsets returns it, with position 3: after "a1\n".
+    let mut edited = offsets.clone();
+    edited["offsets"][0]["offset"]["position"] = json!(3);
+    let file = dir.path().join("offsets.json");
+    std::fs::write(&file, serde_json::to_vec(&edited).unwrap()).unwrap();
+    let (_sdir, store) = local_store();
+    let file = file.display().to_string();
+    let done = reset_connector(&store, &name, &["--from-file", &file]).await;
+    assert_eq!(done["verified"], true, "{done:#}");
+    let planned = &done["plan"]["connectors"][0];
+    assert_eq!(planned["method"], "rest", "{done:#}");
+    assert_eq!(planned["offsets"][0]["target"]["position"], 3, "{done:#}");
+
+    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
+    let records = kafka::read_records(&topic, 5, Duration::from_secs(60)).await;
+    let values: Vec<String> = records.iter().filter_map(|r| r.value.clone()).collect();
+    assert_eq!(values, ["a1", "a2", "a3", "a2", "a3"]);
+    cleanup.delete().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sink_whose_group_has_no_committed_offset_is_reported_not_reset() {
+    if !(env::require_kafka() && env::require_connect()) {
+        return;
+    }
+    // An empty topic: the sink runs but its group never commits (as an exactly-once sink that
+    // keeps its offsets in the target system would not).
+    let dir = tempfile::tempdir().unwrap();
+    let topic = unique_name("reset-nocommit");
+    kafka::create_topic(&topic, 1).await;
+    let name = unique_name("reset-nocommit-conn");
+    let cleanup = ConnectorCleanup::new(&name);
+    connect::create_connector(&name, connect::file_sink(&topic, &dir.path().join("o.txt"))).await;
+    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
+    let (_sdir, store) = local_store();
+    let run = ov(
+        &store,
+        &[
+            "reset",
+            "--connector",
+            &name,
+            "--to-earliest",
+            "--stop-connectors",
+            "--execute",
+        ],
+    )
+    .await
+    .expect_code(2);
+    assert!(
+        run.stderr
+            .contains("has no committed offsets, so it is not reset")
+            && run.stderr.contains(&format!("--group connect-{name}")),
+        "{}",
+        run.stderr
+    );
+    // Left alone: still running, and nothing was written to the store.
+    connect::wait_connector_running(&name, Duration::from_secs(30)).await;
+    let listed = ov(&store, &["list", "--output", "json"]).await.ok().json();
+    assert_eq!(
+        listed["snapshots"].as_array().map(Vec::len),
+        Some(0),
+        "{listed:#}"
+    );
+    cleanup.delete().await;
+}
