@@ -12,7 +12,7 @@ use clap::Args;
 use serde_json::{json, Value};
 
 use super::output::print_json;
-use super::restore::{json_on_failure, plan_code, print_outcome, print_plan, watch_after};
+use super::restore::{json_on_failure, plan_code, print_plan, Apply};
 use super::{parse_duration, Cli, OutputFormat, WhoArgs};
 use crate::error::{Error, Result};
 use crate::format::csv as csv_form;
@@ -22,7 +22,7 @@ use crate::restore::review::{
     self, PlanBody, PlanFile, PlanRequest, PLAN_FORMAT_VERSION, PLAN_KIND,
 };
 use crate::restore::targets::{parse_datetime, parse_iso_duration, parse_topic, Scenario, Scope};
-use crate::restore::{self, Choice, Eligible, OutOfRange, PlanOptions, RestoreRequest};
+use crate::restore::{Choice, Eligible, OutOfRange, PlanOptions, RestoreRequest};
 use crate::snapshot::SnapshotKind;
 use crate::store::Store;
 
@@ -436,7 +436,7 @@ async fn run(cli: &Cli, args: &ResetArgs, phase: &mut &'static str) -> Result<i3
             })),
             OutputFormat::Table => {
                 crate::outln!("{}", spec.label());
-                print_plan(plan);
+                print_plan(plan, "reset");
                 crate::noteln!("dry run: nothing was changed; add --execute to apply this plan");
             }
         }
@@ -446,54 +446,30 @@ async fn run(cli: &Cli, args: &ResetArgs, phase: &mut &'static str) -> Result<i3
     *phase = "execute";
     if cli.global.output == OutputFormat::Table {
         crate::outln!("{}", spec.label());
-        print_plan(plan);
+        print_plan(plan, "reset");
     }
     let req = request(args, &spec, &prepared);
-    let notify = |line: &str| crate::alertln!("{line}");
-    crate::progress::stage(
-        "resetting: pre-reset snapshot, commits, read-back, settle",
-        0,
-    );
     let store = store.expect("opened for --execute");
-    let outcome =
-        restore::execute(&store, &kafka, &clients, &prepared.targets, &req, &notify).await;
-    crate::progress::finish();
-    if cli.global.output == OutputFormat::Table {
-        print_outcome(&outcome, "reset", SnapshotKind::PreReset);
-    }
-    let (watched, code) = watch_after(
-        cli,
-        &kafka,
-        &prepared.targets,
-        &outcome,
-        args.watch,
-        outcome.exit_code(),
-    )
-    .await;
-    match cli.global.output {
-        OutputFormat::Json => {
-            let mut doc =
-                serde_json::to_value(&outcome).map_err(|e| Error::Internal(e.to_string()))?;
-            if let Some(map) = doc.as_object_mut() {
-                map.insert("exit_code".into(), json!(code));
-                if let Some(w) = &watched {
-                    map.insert("watch".into(), json!(w));
-                }
-                map.insert("reset".into(), json!(spec.label()));
-                map.insert("scenario".into(), json!(spec.scenario.describe()));
-                map.insert("pre_reset_snapshot".into(), json!(outcome.undo_snapshot));
-                map.insert("warnings".into(), json!(prepared.warnings));
-                map.insert("executed".into(), json!(true));
-                map.insert("verified".into(), json!(outcome.verified()));
-            }
-            print_json(&doc);
-        }
-        OutputFormat::Table => {}
-    }
-    for e in &outcome.errors {
-        crate::alertln!("error: {}", e.message);
-    }
-    Ok(code)
+    let run = Apply {
+        store: &store,
+        kafka: &kafka,
+        clients: &clients,
+        targets: &prepared.targets,
+        req: &req,
+        watch: args.watch,
+        what: "reset",
+        output: cli.global.output,
+    };
+    run.go(|outcome| {
+        vec![
+            ("reset", json!(spec.label())),
+            ("scenario", json!(spec.scenario.describe())),
+            ("pre_reset_snapshot", json!(outcome.undo_snapshot)),
+            ("warnings", json!(prepared.warnings)),
+            ("verified", json!(outcome.verified())),
+        ]
+    })
+    .await
 }
 
 fn write_plan_file(

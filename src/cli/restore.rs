@@ -179,8 +179,8 @@ pub async fn cmd_restore(cli: &Cli, args: &RestoreArgs) -> Result<i32> {
 /// `--watch`: after an applied outcome, follows the plan's connectors and groups and prints
 /// what it saw (table mode; JSON callers add the report to their document). Returns the report
 /// and the exit code with the watch's verdict folded in.
-pub(super) async fn watch_after(
-    cli: &Cli,
+async fn watch_after(
+    output: OutputFormat,
     kafka: &KafkaClient,
     targets: &restore::Targets,
     outcome: &Outcome,
@@ -207,7 +207,7 @@ pub(super) async fn watch_after(
         &notify,
     )
     .await;
-    if cli.global.output == OutputFormat::Table {
+    if output == OutputFormat::Table {
         print_watch(&report);
     }
     let code = if code == exit::OK {
@@ -344,25 +344,77 @@ async fn run(cli: &Cli, args: &RestoreArgs, phase: &mut &'static str) -> Result<
     if cli.global.output == OutputFormat::Table {
         print_plan(&prepared.targets.plan, "restore");
     }
-    let notify = |line: &str| crate::alertln!("{line}");
-    crate::progress::stage("restoring: undo snapshot, commits, read-back, settle", 0);
-    let outcome =
-        restore::execute(&store, &kafka, &clients, &prepared.targets, &req, &notify).await;
-    crate::progress::finish();
-    if cli.global.output == OutputFormat::Table {
-        print_outcome(&outcome, "restore", SnapshotKind::Undo);
-    }
-    let (watched, code) = watch_after(
-        cli,
-        &kafka,
-        &prepared.targets,
-        &outcome,
-        args.watch,
-        outcome.exit_code(),
-    )
-    .await;
-    match cli.global.output {
-        OutputFormat::Json => {
+    let run = Apply {
+        store: &store,
+        kafka: &kafka,
+        clients: &clients,
+        targets: &prepared.targets,
+        req: &req,
+        watch: args.watch,
+        what: "restore",
+        output: cli.global.output,
+    };
+    run.go(|outcome| {
+        vec![
+            ("snapshot", json!(prepared.loaded.manifest.meta.id)),
+            ("chosen_because", json!(prepared.chosen_because)),
+            ("verified", json!(outcome.verified())),
+        ]
+    })
+    .await
+}
+
+/// Executing a planned restore or reset, watching it (`--watch`), and reporting the outcome:
+/// a table, or one JSON document with the fields the command adds.
+pub(super) struct Apply<'a> {
+    pub store: &'a crate::store::Store,
+    pub kafka: &'a KafkaClient,
+    pub clients: &'a [crate::connect::ConnectClient],
+    pub targets: &'a restore::Targets,
+    pub req: &'a RestoreRequest,
+    pub watch: Option<std::time::Duration>,
+    /// `restore` or `reset`.
+    pub what: &'static str,
+    pub output: OutputFormat,
+}
+
+impl Apply<'_> {
+    pub(super) async fn go(
+        &self,
+        fields: impl FnOnce(&Outcome) -> Vec<(&'static str, serde_json::Value)>,
+    ) -> Result<i32> {
+        let cli_output = self.output;
+        let notify = |line: &str| crate::alertln!("{line}");
+        crate::progress::stage(
+            &format!(
+                "{}: {} snapshot, commits, read-back, settle",
+                self.what, self.req.undo_kind
+            ),
+            0,
+        );
+        let outcome = restore::execute(
+            self.store,
+            self.kafka,
+            self.clients,
+            self.targets,
+            self.req,
+            &notify,
+        )
+        .await;
+        crate::progress::finish();
+        if cli_output == OutputFormat::Table {
+            print_outcome(&outcome, self.what, self.req.undo_kind);
+        }
+        let (watched, code) = watch_after(
+            cli_output,
+            self.kafka,
+            self.targets,
+            &outcome,
+            self.watch,
+            outcome.exit_code(),
+        )
+        .await;
+        if cli_output == OutputFormat::Json {
             let mut doc =
                 serde_json::to_value(&outcome).map_err(|e| Error::Internal(e.to_string()))?;
             if let Some(map) = doc.as_object_mut() {
@@ -370,19 +422,18 @@ async fn run(cli: &Cli, args: &RestoreArgs, phase: &mut &'static str) -> Result<
                 if let Some(w) = &watched {
                     map.insert("watch".into(), json!(w));
                 }
-                map.insert("snapshot".into(), json!(prepared.loaded.manifest.meta.id));
-                map.insert("chosen_because".into(), json!(prepared.chosen_because));
                 map.insert("executed".into(), json!(true));
-                map.insert("verified".into(), json!(outcome.verified()));
+                for (k, v) in fields(&outcome) {
+                    map.insert(k.into(), v);
+                }
             }
             print_json(&doc);
         }
-        OutputFormat::Table => {}
+        for e in &outcome.errors {
+            crate::alertln!("error: {}", e.message);
+        }
+        Ok(code)
     }
-    for e in &outcome.errors {
-        crate::alertln!("error: {}", e.message);
-    }
-    Ok(code)
 }
 
 fn opt(v: Option<i64>) -> String {
@@ -503,7 +554,7 @@ pub fn print_plan(plan: &Plan, what: &str) {
 }
 
 /// Prints what an executed restore (or reset: `what`, with its undo point of kind `kind`) did.
-pub(super) fn print_outcome(outcome: &Outcome, what: &str, kind: SnapshotKind) {
+fn print_outcome(outcome: &Outcome, what: &str, kind: SnapshotKind) {
     if outcome.status == Status::NothingToChange {
         crate::outln!(
             "nothing to change: every offset already equals its target; nothing was done (no {kind} snapshot)"

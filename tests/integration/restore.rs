@@ -3,7 +3,6 @@
 //! and choosing a snapshot by time. Offsets are checked with the real `kafka-consumer-groups`.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::Duration;
 
 use rdkafka::admin::{AdminClient, AdminOptions};
@@ -180,44 +179,6 @@ async fn an_active_group_is_refused_and_left_unchanged() {
     drop(member);
 }
 
-pub(crate) fn lines(path: &Path) -> Vec<String> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(String::from)
-        .collect()
-}
-
-/// Waits until the file at `path` has `n` lines.
-pub(crate) async fn wait_lines(path: &Path, n: usize, timeout: Duration) {
-    eventually(&format!("{n} lines written"), timeout, || async move {
-        let got = lines(path).len();
-        if got == n {
-            Ok(())
-        } else {
-            Err(format!("{got} lines"))
-        }
-    })
-    .await
-}
-
-pub(crate) async fn wait_group_offsets(group: &str, topic: &str, want: BTreeMap<i32, i64>) {
-    let want = &want;
-    eventually(
-        &format!("{group} to commit {want:?} on {topic}"),
-        Duration::from_secs(90),
-        || async move {
-            let got = kafka::committed_offsets(group, topic).await;
-            if got == *want {
-                Ok(())
-            } else {
-                Err(format!("{got:?}"))
-            }
-        },
-    )
-    .await
-}
-
 /// `restore --latest --connector NAME --stop-connectors --execute`, which must succeed.
 async fn restore_connector_latest(store: &str, name: &str) -> Value {
     let args = [
@@ -238,29 +199,19 @@ async fn sink_connector_is_stopped_reset_and_rewrites_the_reprocessed_records() 
     if !(env::require_kafka() && env::require_connect()) {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("sink.txt");
-    let topic = unique_name("restore-sink");
-    kafka::create_topic(&topic, 1).await;
-    kafka::produce(&topic, 0, 5).await;
-    let name = unique_name("restore-sink-conn");
-    let cleanup = ConnectorCleanup::new(&name);
-    connect::create_connector(&name, connect::file_sink(&topic, &out)).await;
-    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
-    let group = format!("connect-{name}");
-    wait_group_offsets(&group, &topic, BTreeMap::from([(0, 5)])).await;
-    wait_lines(&out, 5, Duration::from_secs(30)).await;
+    let sink = connect::running_file_sink("restore-sink", 5).await;
+    let (name, topic, group, out) = (&sink.name, &sink.topic, &sink.group, &sink.out);
 
     let (_dir, store) = local_store();
-    snapshot(&store, &["--connector", &name]).await;
-    kafka::produce(&topic, 0, 3).await;
-    wait_group_offsets(&group, &topic, BTreeMap::from([(0, 8)])).await;
-    wait_lines(&out, 8, Duration::from_secs(30)).await;
+    snapshot(&store, &["--connector", name]).await;
+    kafka::produce(topic, 0, 3).await;
+    kafka::wait_committed(group, topic, BTreeMap::from([(0, 8)])).await;
+    connect::wait_lines(out, 8, Duration::from_secs(30)).await;
 
     // Without --stop-connectors the running connector blocks the restore.
     let blocked = ov(
         &store,
-        &["restore", "--latest", "--connector", &name, "--execute"],
+        &["restore", "--latest", "--connector", name, "--execute"],
     )
     .await
     .expect_code(6);
@@ -270,7 +221,7 @@ async fn sink_connector_is_stopped_reset_and_rewrites_the_reprocessed_records() 
         blocked.stderr
     );
 
-    let done = restore_connector_latest(&store, &name).await;
+    let done = restore_connector_latest(&store, name).await;
     assert_eq!(done["verified"], true);
     assert_eq!(done["plan"]["groups"][0]["partitions"][0]["target"], 5);
     assert_eq!(done["connectors"][0]["name"], name.as_str());
@@ -279,18 +230,18 @@ async fn sink_connector_is_stopped_reset_and_rewrites_the_reprocessed_records() 
 
     // The connector runs again, and writes the records at offsets 5, 6, 7 a second time (the
     // second produce call wrote them with the values of indexes 0..3).
-    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
-    wait_lines(&out, 11, Duration::from_secs(60)).await;
-    let written = lines(&out);
+    connect::wait_connector_running(name, Duration::from_secs(60)).await;
+    connect::wait_lines(out, 11, Duration::from_secs(60)).await;
+    let written = connect::lines(out);
     assert_eq!(
         written[8..],
         written[5..8],
         "the reprocessed records, in order"
     );
-    let second_batch: Vec<String> = (0..3).map(|i| kafka::record_value(&topic, 0, i)).collect();
+    let second_batch: Vec<String> = (0..3).map(|i| kafka::record_value(topic, 0, i)).collect();
     assert_eq!(written[5..8], second_batch[..]);
-    wait_group_offsets(&group, &topic, BTreeMap::from([(0, 8)])).await;
-    cleanup.delete().await;
+    kafka::wait_committed(group, topic, BTreeMap::from([(0, 8)])).await;
+    sink.cleanup.delete().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -2,37 +2,12 @@
 //! task that fails again on a record it cannot convert ends the watch early, with its trace in
 //! the report and exit code 16.
 
-use std::time::Duration;
-
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::support::connect::{self, ConnectorCleanup};
 use crate::support::kafka::{self, Take};
 use crate::support::ov::{local_store, ov};
-use crate::support::poll::eventually;
 use crate::support::{env, unique_name};
-
-const JSON_CONVERTER: &str = "org.apache.kafka.connect.json.JsonConverter";
-
-/// Waits until a task of the connector is FAILED; returns the status.
-async fn wait_task_failed(name: &str) -> Value {
-    eventually(
-        &format!("a task of connector {name} to be FAILED"),
-        Duration::from_secs(60),
-        || async move {
-            let status = connect::connector_status(name)
-                .await
-                .ok_or_else(|| "the worker does not know the connector (yet)".to_string())?;
-            let tasks = status["tasks"].as_array().cloned().unwrap_or_default();
-            if tasks.iter().any(|t| t["state"] == "FAILED") {
-                Ok(status)
-            } else {
-                Err(format!("{status:#}"))
-            }
-        },
-    )
-    .await
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn watch_reports_a_sink_task_failing_again_on_a_poison_record() {
@@ -52,11 +27,12 @@ async fn watch_reports_a_sink_task_failing_again_on_a_poison_record() {
     )
     .await;
     let cleanup = ConnectorCleanup::new(&name);
-    let mut config = connect::file_sink(&topic, &dir.path().join("sink.txt"));
-    config["value.converter"] = json!(JSON_CONVERTER);
-    config["value.converter.schemas.enable"] = json!("false");
-    connect::create_connector(&name, config).await;
-    let before = wait_task_failed(&name).await;
+    connect::create_connector(
+        &name,
+        connect::json_file_sink(&topic, &dir.path().join("sink.txt")),
+    )
+    .await;
+    let before = connect::wait_task_failed(&name).await;
     let trace_before = before["tasks"][0]["trace"].as_str().unwrap_or_default();
     assert!(
         trace_before.contains("DataException"),

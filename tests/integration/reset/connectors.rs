@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::restore::{lines, wait_group_offsets, wait_lines};
 use crate::support::connect::{self, ConnectorCleanup};
 use crate::support::kafka;
 use crate::support::ov::{local_store, ov};
@@ -28,24 +27,14 @@ async fn a_sink_connector_reset_to_earliest_writes_its_whole_topic_again_and_run
     if !(env::require_kafka() && env::require_connect()) {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("sink.txt");
-    let topic = unique_name("reset-sink");
-    kafka::create_topic(&topic, 1).await;
-    kafka::produce(&topic, 0, 5).await;
-    let name = unique_name("reset-sink-conn");
-    let cleanup = ConnectorCleanup::new(&name);
-    connect::create_connector(&name, connect::file_sink(&topic, &out)).await;
-    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
-    let group = format!("connect-{name}");
-    wait_group_offsets(&group, &topic, BTreeMap::from([(0, 5)])).await;
-    wait_lines(&out, 5, Duration::from_secs(30)).await;
+    let sink = connect::running_file_sink("reset-sink", 5).await;
+    let (name, topic, group, out) = (&sink.name, &sink.topic, &sink.group, &sink.out);
     let (_dir, store) = local_store();
 
     // Running, and --stop-connectors not given: refused, nothing changed.
     let blocked = ov(
         &store,
-        &["reset", "--connector", &name, "--to-earliest", "--execute"],
+        &["reset", "--connector", name, "--to-earliest", "--execute"],
     )
     .await
     .expect_code(6);
@@ -54,12 +43,9 @@ async fn a_sink_connector_reset_to_earliest_writes_its_whole_topic_again_and_run
         "{}",
         blocked.stderr
     );
-    assert_eq!(
-        kcg::committed(&group, &topic).await,
-        BTreeMap::from([(0, 5)])
-    );
+    assert_eq!(kcg::committed(group, topic).await, BTreeMap::from([(0, 5)]));
 
-    let done = reset_connector(&store, &name, &["--to-earliest"]).await;
+    let done = reset_connector(&store, name, &["--to-earliest"]).await;
     assert_eq!(done["verified"], true, "{done:#}");
     let planned = &done["plan"]["connectors"][0];
     assert_eq!(planned["method"], "rest-sink", "{done:#}");
@@ -69,12 +55,12 @@ async fn a_sink_connector_reset_to_earliest_writes_its_whole_topic_again_and_run
     assert!(done["pre_reset_snapshot"].is_string(), "{done:#}");
 
     // It runs again and writes the five records a second time, in order.
-    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
-    wait_lines(&out, 10, Duration::from_secs(60)).await;
-    let written = lines(&out);
+    connect::wait_connector_running(name, Duration::from_secs(60)).await;
+    connect::wait_lines(out, 10, Duration::from_secs(60)).await;
+    let written = connect::lines(out);
     assert_eq!(written[5..], written[..5]);
-    wait_group_offsets(&group, &topic, BTreeMap::from([(0, 5)])).await;
-    cleanup.delete().await;
+    kafka::wait_committed(group, topic, BTreeMap::from([(0, 5)])).await;
+    sink.cleanup.delete().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -131,31 +117,6 @@ async fn a_source_connector_reset_to_earliest_reads_its_file_again_from_the_firs
     cleanup.delete().await;
 }
 
-/// A FileStreamSink whose values go through the JSON converter: a record that is not JSON
-/// fails its task (the default `errors.tolerance=none`).
-fn json_sink(topic: &str, out: &std::path::Path) -> Value {
-    let mut config = connect::file_sink(topic, out);
-    config["value.converter"] = json!("org.apache.kafka.connect.json.JsonConverter");
-    config["value.converter.schemas.enable"] = json!("false");
-    config
-}
-
-/// Waits until a task of the connector is FAILED; returns its status.
-async fn wait_task_failed(name: &str) -> Value {
-    eventually(
-        &format!("a task of {name} to fail"),
-        Duration::from_secs(60),
-        || async move {
-            let status = connect::connector_status(name).await.unwrap_or_default();
-            let failed = status["tasks"]
-                .as_array()
-                .is_some_and(|t| t.iter().any(|t| t["state"] == "FAILED"));
-            failed.then_some(status)
-        },
-    )
-    .await
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn shift_by_one_skips_the_record_a_sink_task_failed_on_and_it_runs_again() {
     if !(env::require_kafka() && env::require_connect()) {
@@ -177,14 +138,14 @@ async fn shift_by_one_skips_the_record_a_sink_task_failed_on_and_it_runs_again()
         ],
     )
     .await;
-    connect::create_connector(&name, json_sink(&topic, &out)).await;
+    connect::create_connector(&name, connect::json_file_sink(&topic, &out)).await;
     connect::wait_connector_running(&name, Duration::from_secs(60)).await;
-    wait_group_offsets(&group, &topic, BTreeMap::from([(0, 3)])).await;
-    wait_lines(&out, 3, Duration::from_secs(30)).await;
+    kafka::wait_committed(&group, &topic, BTreeMap::from([(0, 3)])).await;
+    connect::wait_lines(&out, 3, Duration::from_secs(30)).await;
 
     // Offset 3 cannot be converted: the task fails on it, and the group stays at 3.
     kafka::produce_keyed(&topic, &[("k", "this is not JSON"), ("k", r#"{"n":4}"#)]).await;
-    let status = wait_task_failed(&name).await;
+    let status = connect::wait_task_failed(&name).await;
     assert!(
         status["tasks"][0]["trace"]
             .as_str()
@@ -213,8 +174,8 @@ async fn shift_by_one_skips_the_record_a_sink_task_failed_on_and_it_runs_again()
 
     // Resumed with new tasks: the record after the poison one is written, the task runs.
     connect::wait_connector_running(&name, Duration::from_secs(60)).await;
-    wait_lines(&out, 4, Duration::from_secs(60)).await;
-    wait_group_offsets(&group, &topic, BTreeMap::from([(0, 5)])).await;
+    connect::wait_lines(&out, 4, Duration::from_secs(60)).await;
+    kafka::wait_committed(&group, &topic, BTreeMap::from([(0, 5)])).await;
     assert_eq!(
         kcg::committed(&group, &topic).await,
         BTreeMap::from([(0, 5)])

@@ -187,6 +187,94 @@ pub fn file_source(in_path: &Path, topic: &str) -> Value {
     })
 }
 
+/// A FileStreamSink whose values go through the JSON converter: a record that is not JSON
+/// fails its task (the default `errors.tolerance=none`), the closest real thing to a sink that
+/// cannot process a "poison" record.
+pub fn json_file_sink(topic: &str, out_path: &Path) -> Value {
+    let mut config = file_sink(topic, out_path);
+    config["value.converter"] = json!("org.apache.kafka.connect.json.JsonConverter");
+    config["value.converter.schemas.enable"] = json!("false");
+    config
+}
+
+/// Waits until a task of the connector is FAILED; returns the status (with the task's trace).
+pub async fn wait_task_failed(name: &str) -> Value {
+    eventually(
+        &format!("a task of connector {name} to be FAILED"),
+        Duration::from_secs(60),
+        || async move {
+            let status = connector_status(name)
+                .await
+                .ok_or_else(|| "the worker does not know the connector (yet)".to_string())?;
+            let tasks = status["tasks"].as_array().cloned().unwrap_or_default();
+            if tasks.iter().any(|t| t["state"] == "FAILED") {
+                Ok(status)
+            } else {
+                Err(format!("{status:#}"))
+            }
+        },
+    )
+    .await
+}
+
+/// The lines a FileStreamSink wrote so far.
+pub fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+/// Waits until the file at `path` has `n` lines.
+pub async fn wait_lines(path: &Path, n: usize, timeout: Duration) {
+    eventually(&format!("{n} lines written"), timeout, || async move {
+        let got = lines(path).len();
+        if got == n {
+            Ok(())
+        } else {
+            Err(format!("{got} lines"))
+        }
+    })
+    .await
+}
+
+/// A running FileStreamSink on a topic of its own that has written and committed its first
+/// records.
+pub struct RunningSink {
+    pub name: String,
+    pub topic: String,
+    pub group: String,
+    pub out: std::path::PathBuf,
+    pub cleanup: ConnectorCleanup,
+    _dir: tempfile::TempDir,
+}
+
+/// Creates a one-partition topic with `records` records and a FileStreamSink reading it, and
+/// waits until the sink has written and committed all of them.
+pub async fn running_file_sink(prefix: &str, records: usize) -> RunningSink {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sink.txt");
+    let topic = super::unique_name(prefix);
+    super::kafka::create_topic(&topic, 1).await;
+    super::kafka::produce(&topic, 0, records).await;
+    let name = super::unique_name(&format!("{prefix}-conn"));
+    let cleanup = ConnectorCleanup::new(&name);
+    create_connector(&name, file_sink(&topic, &out)).await;
+    wait_connector_running(&name, Duration::from_secs(60)).await;
+    let group = format!("connect-{name}");
+    super::kafka::wait_committed(&group, &topic, [(0, records as i64)].into()).await;
+    wait_lines(&out, records, Duration::from_secs(30)).await;
+    RunningSink {
+        name,
+        topic,
+        group,
+        out,
+        cleanup,
+        _dir: dir,
+    }
+}
+
 /// Deletes a connector when dropped, so a failing test leaves no connector running.
 /// Call [`ConnectorCleanup::delete`] at the end of a passing test.
 pub struct ConnectorCleanup {

@@ -563,3 +563,21 @@ pub async fn delete_records_before(topic: &str, partition: i32, offset: i64) {
         .await
         .expect("delete records");
 }
+
+/// Waits until `group` has exactly `want` committed on `topic`.
+pub async fn wait_committed(group: &str, topic: &str, want: BTreeMap<i32, i64>) {
+    let want = &want;
+    eventually(
+        &format!("{group} to commit {want:?} on {topic}"),
+        Duration::from_secs(90),
+        || async move {
+            let got = committed_offsets(group, topic).await;
+            if got == *want {
+                Ok(())
+            } else {
+                Err(format!("{got:?}"))
+            }
+        },
+    )
+    .await
+}
