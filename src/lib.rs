@@ -13,6 +13,8 @@
 //! - [`diff`]: the difference between two snapshots, or a snapshot and the cluster (pure).
 //! - [`guard`]: what moved while `guard`'s command ran, summed up in bounded memory (pure).
 //! - [`retention`]: `prune`'s policy with restic's rules (pure), and deleting what it removes.
+//! - [`log`]: the records of `__consumer_offsets`, decoded (pure); the base of the commit-log
+//!   archive.
 
 pub mod cli;
 pub mod connect;
@@ -23,6 +25,7 @@ pub mod format;
 pub mod guard;
 pub mod kafka;
 pub mod live;
+pub mod log;
 pub mod progress;
 pub mod restore;
 pub mod retention;
