@@ -170,7 +170,8 @@ mod tests {
             group_deleted("b", 400),
         ];
         // (instant, positions then)
-        let cases: [(i64, Vec<(&str, i32, i64)>); 7] = [
+        type Positions = Vec<(&'static str, i32, i64)>;
+        let cases: [(i64, Positions); 7] = [
             (99, vec![]),
             (100, vec![("a", 0, 10)]),
             (199, vec![("a", 0, 10), ("b", 0, 5)]),
