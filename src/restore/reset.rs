@@ -104,6 +104,46 @@ fn connector_targets(
     Ok((out, sources))
 }
 
+/// Sink connectors whose group has no committed offset keep their offsets elsewhere (in the
+/// target system, as exactly-once sinks do), or have consumed nothing yet: they and their group
+/// are left out of the reset, with a warning, unless the group is named with `--group`. Pure.
+fn leave_out_uncommitted_sinks(
+    connectors: Vec<ConnectorSnapshot>,
+    groups: Vec<GroupSnapshot>,
+    named: &[String],
+    warnings: &mut Vec<String>,
+) -> (Vec<ConnectorSnapshot>, Vec<GroupSnapshot>) {
+    let committed = |group: &str| {
+        named.iter().any(|n| n == group)
+            || groups
+                .iter()
+                .any(|g| g.group_id == group && !g.partitions.is_empty())
+    };
+    let mut left_out: BTreeSet<String> = BTreeSet::new();
+    let connectors = connectors
+        .into_iter()
+        .filter(|c| {
+            let Some(group) = c.group_id.as_deref().filter(|_| c.connector_type == "sink") else {
+                return true;
+            };
+            if committed(group) {
+                return true;
+            }
+            warnings.push(format!(
+                "connector {}: its group {group} has no committed offsets, so it is not reset: a sink that keeps its offsets in the target system (exactly-once sinks) must be reset there; to set offsets for the group anyway, name it with --group {group}",
+                c.name
+            ));
+            left_out.insert(group.to_string());
+            false
+        })
+        .collect();
+    let groups = groups
+        .into_iter()
+        .filter(|g| !left_out.contains(&g.group_id))
+        .collect();
+    (connectors, groups)
+}
+
 /// A group as the plan reads it: its id, type and connector, and the partitions in scope.
 fn scoped(g: &GroupSnapshot, partitions: Vec<TopicPartition>) -> GroupSnapshot {
     GroupSnapshot {
@@ -151,28 +191,8 @@ pub async fn prepare(
     for g in captured.groups.iter()? {
         found.push(g?);
     }
-    let sink_groups: BTreeSet<&str> = connectors
-        .iter()
-        .filter(|c| c.connector_type == "sink")
-        .filter_map(|c| c.group_id.as_deref())
-        .collect();
-    for c in connectors.iter().filter(|c| c.connector_type == "sink") {
-        let group = c.group_id.clone().unwrap_or_default();
-        if !found
-            .iter()
-            .any(|g| g.group_id == group && !g.partitions.is_empty())
-        {
-            warnings.push(format!(
-                "connector {}: its group {group} has no committed offsets, so it is not reset: a sink that keeps its offsets in the target system (exactly-once sinks) must be reset there; to set offsets for the group anyway, name it with --group {group}",
-                c.name
-            ));
-        }
-    }
-    found.retain(|g| {
-        !(sink_groups.contains(g.group_id.as_str())
-            && g.partitions.is_empty()
-            && !spec.selection.groups.contains(&g.group_id))
-    });
+    let (connectors, found) =
+        leave_out_uncommitted_sinks(connectors, found, &spec.selection.groups, &mut warnings);
     for g in &found {
         spec.scenario.check_group_type(&g.group_id, g.group_type)?;
     }
@@ -205,6 +225,7 @@ pub async fn prepare(
         }
     }
     if scope_groups.is_empty() && connectors.iter().all(|c| c.connector_type == "sink") {
+        // Nothing of a group to reset, and no source connector.
         return Err(Error::usage(format!(
             "nothing to reset: no selected group has a partition in scope ({}){}",
             match &spec.scope {
@@ -402,8 +423,47 @@ mod tests {
     }
 
     #[test]
-    fn source_connectors_take_only_their_own_scenarios() {
-        let conn = |name: &str, t: &str| ConnectorSnapshot {
+    fn a_sink_whose_group_never_committed_is_left_out_with_its_group_unless_named() {
+        let sink = |name: &str| ConnectorSnapshot {
+            group_id: Some(format!("connect-{name}")),
+            ..conn(name, "sink")
+        };
+        let committed = group("connect-a", GroupType::Classic, &[("t", 0)]);
+        let empty = group("connect-b", GroupType::Classic, &[]);
+        // (names given with --group, connectors kept, groups kept, warnings)
+        let cases: [(&[&str], &[&str], &[&str], usize); 2] = [
+            (&[], &["a", "s"], &["connect-a"], 1),
+            (
+                &["connect-b"],
+                &["a", "b", "s"],
+                &["connect-a", "connect-b"],
+                0,
+            ),
+        ];
+        for (named, want_conns, want_groups, want_warnings) in cases {
+            let named: Vec<String> = named.iter().map(|n| n.to_string()).collect();
+            let mut warnings = Vec::new();
+            let (conns, groups) = leave_out_uncommitted_sinks(
+                vec![sink("a"), sink("b"), conn("s", "source")],
+                vec![committed.clone(), empty.clone()],
+                &named,
+                &mut warnings,
+            );
+            let names: Vec<&str> = conns.iter().map(|c| c.name.as_str()).collect();
+            let ids: Vec<&str> = groups.iter().map(|g| g.group_id.as_str()).collect();
+            assert_eq!(
+                (names.as_slice(), ids.as_slice(), warnings.len()),
+                (want_conns, want_groups, want_warnings),
+                "{named:?}"
+            );
+            if let Some(w) = warnings.first() {
+                assert!(w.contains("--group connect-b"), "{w}");
+            }
+        }
+    }
+
+    fn conn(name: &str, t: &str) -> ConnectorSnapshot {
+        ConnectorSnapshot {
             name: name.into(),
             connect_url: "http://c".into(),
             connector_type: t.into(),
@@ -414,7 +474,11 @@ mod tests {
             tasks: vec![],
             offsets: None,
             offsets_unavailable: None,
-        };
+        }
+    }
+
+    #[test]
+    fn source_connectors_take_only_their_own_scenarios() {
         let spec = |scenario, source_offsets| ResetSpec {
             selection: Selection::default(),
             scope: Scope::AllTopics,

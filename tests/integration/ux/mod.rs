@@ -51,7 +51,8 @@ async fn bash_completion_parses_and_completes_commands() {
         assert!(ok, "completion of {words}: {err}");
         out.lines().map(String::from).collect::<Vec<_>>()
     };
-    assert_eq!(complete("offset-vault res"), ["restore"]);
+    assert_eq!(complete("offset-vault res"), ["reset", "restore"]);
+    assert_eq!(complete("offset-vault rest"), ["restore"]);
     let guard = complete("offset-vault gu");
     assert_eq!(guard, ["guard"]);
     let flags = complete("offset-vault restore --exe");
