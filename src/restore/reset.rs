@@ -431,7 +431,8 @@ mod tests {
         let committed = group("connect-a", GroupType::Classic, &[("t", 0)]);
         let empty = group("connect-b", GroupType::Classic, &[]);
         // (names given with --group, connectors kept, groups kept, warnings)
-        let cases: [(&[&str], &[&str], &[&str], usize); 2] = [
+        type Names = &'static [&'static str];
+        let cases: [(Names, Names, Names, usize); 2] = [
             (&[], &["a", "s"], &["connect-a"], 1),
             (
                 &["connect-b"],
