@@ -1,6 +1,7 @@
-//! The commit log of `__consumer_offsets`: decoding its records ([`record`]) and replaying them
-//! onto a base to an instant ([`replay`]), both pure. The follower that archives them and the
-//! segments build on these.
+//! The commit log of `__consumer_offsets`: decoding its records ([`record`]), replaying them
+//! onto a base to an instant ([`replay`]), and the segments that archive them as Parquet, with
+//! the rules for gaps and overlaps ([`segment`]); all pure. The follower builds on these.
 
 pub mod record;
 pub mod replay;
+pub mod segment;
