@@ -7,6 +7,7 @@ pub mod config;
 mod csv;
 mod diff;
 mod guard;
+mod log;
 pub mod output;
 mod prune;
 mod reset;
@@ -194,6 +195,13 @@ pub enum Command {
     /// Plan, and with --execute apply, a verified offset reset back to a snapshot.
     #[command(after_long_help = RESTORE_EXAMPLES)]
     Restore(RestoreArgs),
+    /// Archive the commits of __consumer_offsets as sealed segments, up to the end of the log
+    /// (--once).
+    #[command(after_long_help = log::FOLLOW_EXAMPLES)]
+    Follow(log::FollowArgs),
+    /// A group's archived offset changes (from `follow`), per partition.
+    #[command(after_long_help = log::HISTORY_EXAMPLES)]
+    History(log::HistoryArgs),
     /// Delete old snapshots by a retention policy (restic's --keep-* rules); a dry run unless
     /// --execute.
     #[command(after_long_help = archive::PRUNE_EXAMPLES)]

@@ -4,6 +4,7 @@
 mod ffi;
 pub mod group;
 pub mod properties;
+mod tail;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -21,6 +22,7 @@ pub use ffi::{
 };
 pub use group::{DescribeError, GroupState, GroupType};
 pub use properties::ClientProperties;
+pub use tail::{PartitionRead, RawRecord};
 
 use crate::error::{Error, Result};
 use crate::wire::Cluster;

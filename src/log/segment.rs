@@ -52,6 +52,9 @@ pub struct SegmentMeta {
     pub cluster_id: String,
     /// The source topic (`__consumer_offsets`).
     pub topic: String,
+    /// How many partitions the source topic has (a group's records are in partition
+    /// `hash(group) % partitions`).
+    pub partitions: i32,
     pub partition: i32,
     /// The first source offset covered.
     pub start: i64,

@@ -5,6 +5,7 @@ fn meta(partition: i32, start: i64, next: i64) -> SegmentMeta {
         format_version: SEGMENT_FORMAT_VERSION.into(),
         cluster_id: "c1".into(),
         topic: "__consumer_offsets".into(),
+        partitions: 50,
         partition,
         start,
         next,

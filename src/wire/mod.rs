@@ -427,7 +427,7 @@ async fn brokers(conn: &Connection) -> Result<(BTreeMap<i32, String>, Vec<i32>)>
 /// The `__consumer_offsets` partition a group id maps to, as the broker computes it: the Java
 /// `String.hashCode` of the id, made non-negative the way Kafka's `Utils.abs` does (the minimum
 /// value becomes 0), modulo the partition count. `None` without partitions.
-fn offsets_partition(group: &str, partitions: usize) -> Option<usize> {
+pub(crate) fn offsets_partition(group: &str, partitions: usize) -> Option<usize> {
     if partitions == 0 {
         return None;
     }

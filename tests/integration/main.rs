@@ -7,6 +7,7 @@ mod archive;
 mod environment;
 mod group_types;
 mod group_types_env;
+mod log;
 mod reset;
 mod restore;
 mod snapshot;

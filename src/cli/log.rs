@@ -1,0 +1,200 @@
+//! `offset-vault follow --once` (archive `__consumer_offsets` as sealed segments) and
+//! `offset-vault history GROUP` (a group's archived changes).
+
+use chrono::Utc;
+use clap::Args;
+use comfy_table::Cell;
+use serde_json::json;
+
+use super::output::{print_json, right, table};
+use super::{Cli, OutputFormat};
+use crate::error::{Error, Result};
+use crate::kafka::KafkaClient;
+use crate::log::follow::follow_once;
+use crate::log::history::{history, Change, HistoryFilter};
+use crate::store::Store;
+use crate::timeutil::parse_time;
+
+pub(super) const FOLLOW_EXAMPLES: &str = "\
+Examples:
+  # Archive every commit written since the last run, then exit (a CronJob or a timer)
+  offset-vault --store s3://backups/offsets follow --once
+
+The follower reads __consumer_offsets with read_committed from its group's positions (the log
+start on the first run) to the end of the log, writes one sealed segment per partition that
+moved (log/date=YYYY-MM-DD/partition=NN/<start>-<next>.parquet, then its .json manifest), and
+only then commits its positions: a run that fails is repeated from the same place. It needs
+DESCRIBE and READ on the topic __consumer_offsets and READ on its group.";
+
+pub(super) const HISTORY_EXAMPLES: &str = "\
+Examples:
+  offset-vault history connect-orders-sink
+  offset-vault history billing --topic invoices --partition 3 --since 2h
+  offset-vault history billing --csv > billing-history.csv";
+
+/// Arguments of `follow`.
+#[derive(Debug, Args)]
+pub struct FollowArgs {
+    /// Archive up to the end of the log as it is now, seal and exit.
+    #[arg(long)]
+    pub once: bool,
+    /// The follower's consumer group: where its position is kept.
+    #[arg(long, default_value = "offset-vault-follower", value_name = "GROUP")]
+    pub group_id: String,
+}
+
+/// Arguments of `history`.
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// The consumer group.
+    pub group: String,
+    /// Only this topic.
+    #[arg(long)]
+    pub topic: Option<String>,
+    /// Only this partition.
+    #[arg(long, value_name = "N")]
+    pub partition: Option<i32>,
+    /// Only changes at or after TIME (RFC 3339, a date, or a duration such as 2h ago).
+    #[arg(long, value_name = "TIME")]
+    pub since: Option<String>,
+    /// Only changes at or before TIME.
+    #[arg(long, value_name = "TIME")]
+    pub until: Option<String>,
+    /// CSV on stdout (at,kind,topic,partition,offset,previous,delta), with a header.
+    #[arg(long, conflicts_with = "output")]
+    pub csv: bool,
+}
+
+pub async fn cmd_follow(cli: &Cli, args: &FollowArgs) -> Result<i32> {
+    if !args.once {
+        return Err(Error::usage(
+            "follow archives up to the end of the log and exits: pass --once (run it from a timer or CronJob; a follower that keeps running is not available yet)",
+        ));
+    }
+    let settings = cli.global.kafka_settings()?;
+    let store = Store::open(cli.global.store_url()?, cli.global.timeout)?;
+    let kafka = KafkaClient::connect(settings).await?;
+    let done = follow_once(&kafka, &store, &args.group_id).await?;
+    for w in &done.warnings {
+        crate::alertln!("warning: {w}");
+    }
+    match cli.global.output {
+        OutputFormat::Json => print_json(&json!({
+            "store": store.url(),
+            "segments": done.segments,
+            "records": done.records,
+            "ignored": done.ignored,
+            "unknown": done.unknown,
+        })),
+        OutputFormat::Table => crate::outln!(
+            "{} segment(s), {} record(s) archived to {} ({} not needed, {} unknown)",
+            done.segments.len(),
+            done.records,
+            store.url(),
+            done.ignored,
+            done.unknown
+        ),
+    }
+    Ok(crate::error::exit::OK)
+}
+
+fn millis(t: &str) -> Result<i64> {
+    Ok(parse_time(t, Utc::now())?.timestamp_millis())
+}
+
+fn time_text(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+        .unwrap_or_else(|| ms.to_string())
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
+}
+
+fn kind_text(c: &Change) -> String {
+    serde_json::to_value(c.kind)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
+}
+
+pub async fn cmd_history(cli: &Cli, args: &HistoryArgs) -> Result<i32> {
+    let filter = HistoryFilter {
+        topic: args.topic.clone(),
+        partition: args.partition,
+        since: args.since.as_deref().map(millis).transpose()?,
+        until: args.until.as_deref().map(millis).transpose()?,
+    };
+    let store = super::commands::open_store(cli)?;
+    let h = history(&store, &args.group, &filter).await?;
+    for d in &h.discontinuities {
+        crate::alertln!("warning: the archive of the group's partition is not continuous: {d:?}");
+    }
+    if args.csv {
+        let mut w = csv::Writer::from_writer(super::output::QuietStdout);
+        let fail = |e: csv::Error| Error::Internal(format!("write CSV: {e}"));
+        w.write_record([
+            "at",
+            "kind",
+            "topic",
+            "partition",
+            "offset",
+            "previous",
+            "delta",
+        ])
+        .map_err(fail)?;
+        for c in &h.changes {
+            w.write_record([
+                time_text(c.at),
+                kind_text(c),
+                opt(c.topic.as_ref()),
+                opt(c.partition),
+                opt(c.offset),
+                opt(c.previous),
+                opt(c.delta),
+            ])
+            .map_err(fail)?;
+        }
+        w.flush()
+            .map_err(|e| Error::Internal(format!("write CSV: {e}")))?;
+        return Ok(crate::error::exit::OK);
+    }
+    match cli.global.output {
+        OutputFormat::Json => {
+            print_json(&serde_json::to_value(&h).map_err(|e| Error::Internal(e.to_string()))?)
+        }
+        OutputFormat::Table => {
+            let mut t = table(&[
+                "AT (UTC)",
+                "KIND",
+                "TOPIC",
+                "PARTITION",
+                "OFFSET",
+                "PREVIOUS",
+                "DELTA",
+            ]);
+            for c in &h.changes {
+                t.add_row(vec![
+                    Cell::new(time_text(c.at)),
+                    Cell::new(kind_text(c)),
+                    Cell::new(opt(c.topic.as_ref())),
+                    Cell::new(opt(c.partition)),
+                    Cell::new(opt(c.offset)),
+                    Cell::new(opt(c.previous)),
+                    Cell::new(opt(c.delta)),
+                ]);
+            }
+            right(&mut t, &[3, 4, 5, 6]);
+            crate::outln!("{t}");
+            crate::noteln!(
+                "{} change(s) of group {} from {} segment(s) of __consumer_offsets[{}]",
+                h.changes.len(),
+                h.group,
+                h.segments,
+                h.source_partition
+            );
+        }
+    }
+    Ok(crate::error::exit::OK)
+}
