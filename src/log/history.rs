@@ -229,40 +229,22 @@ pub async fn history(store: &Store, group: &str, f: &HistoryFilter) -> Result<Hi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::record::{CommitValue, GroupKind};
+    use crate::log::testing;
 
-    fn commit(group: &str, partition: i32, offset: i64, at: i64) -> Row {
+    fn row(at: i64, record: LogRecord) -> Row {
         Row {
             source_offset: at,
             timestamp: at,
-            record: LogRecord::OffsetCommit {
-                group: group.into(),
-                topic: "t".into(),
-                partition,
-                value: Some(CommitValue {
-                    version: 4,
-                    offset,
-                    leader_epoch: None,
-                    metadata: String::new(),
-                    commit_timestamp: at,
-                    expire_timestamp: None,
-                    topic_id: None,
-                }),
-            },
+            record,
         }
     }
 
+    fn commit(group: &str, partition: i32, offset: i64, at: i64) -> Row {
+        row(at, testing::commit(group, partition, offset, at))
+    }
+
     fn tombstone(group: &str, partition: i32, at: i64) -> Row {
-        Row {
-            source_offset: at,
-            timestamp: at,
-            record: LogRecord::OffsetCommit {
-                group: group.into(),
-                topic: "t".into(),
-                partition,
-                value: None,
-            },
-        }
+        row(at, testing::tombstone(group, partition))
     }
 
     #[test]
@@ -274,17 +256,7 @@ mod tests {
             commit("g", 0, 12, 4),
             tombstone("g", 0, 5),
             commit("g", 1, 3, 6),
-            Row {
-                source_offset: 7,
-                timestamp: 7,
-                record: LogRecord::GroupMetadata {
-                    group: "g".into(),
-                    kind: GroupKind::Classic {
-                        protocol_type: None,
-                    },
-                    deleted: true,
-                },
-            },
+            row(7, testing::group_deleted("g")),
             commit("g", 1, 1, 8),
         ];
         let all = changes("g", 4, &rows, &HistoryFilter::default());

@@ -104,52 +104,19 @@ pub fn state_at<'a>(base: State, records: impl IntoIterator<Item = &'a Timed>, a
 mod tests {
     use proptest::prelude::*;
 
-    use super::super::record::GroupKind;
+    use super::super::testing;
     use super::*;
 
     fn commit(group: &str, partition: i32, offset: i64, at: i64) -> Timed {
-        Timed::new(
-            LogRecord::OffsetCommit {
-                group: group.into(),
-                topic: "t".into(),
-                partition,
-                value: Some(CommitValue {
-                    version: 4,
-                    offset,
-                    leader_epoch: None,
-                    metadata: String::new(),
-                    commit_timestamp: at,
-                    expire_timestamp: None,
-                    topic_id: None,
-                }),
-            },
-            at,
-        )
+        Timed::new(testing::commit(group, partition, offset, at), at)
     }
 
     fn tombstone(group: &str, partition: i32, at: i64) -> Timed {
-        Timed::new(
-            LogRecord::OffsetCommit {
-                group: group.into(),
-                topic: "t".into(),
-                partition,
-                value: None,
-            },
-            at,
-        )
+        Timed::new(testing::tombstone(group, partition), at)
     }
 
     fn group_deleted(group: &str, at: i64) -> Timed {
-        Timed::new(
-            LogRecord::GroupMetadata {
-                group: group.into(),
-                kind: GroupKind::Classic {
-                    protocol_type: None,
-                },
-                deleted: true,
-            },
-            at,
-        )
+        Timed::new(testing::group_deleted(group), at)
     }
 
     fn offsets(state: &State) -> Vec<(String, i32, i64)> {

@@ -64,6 +64,16 @@ fn planned(doc: &Value) -> BTreeMap<i32, i64> {
         .collect()
 }
 
+/// `ARGS... --execute --output json`, which must apply and verify; returns the document.
+pub(super) async fn applied(store: &str, args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.extend(["--execute", "--output", "json"]);
+    let done = ov(store, &all).await.ok().json();
+    assert_eq!(done["status"], "applied", "{done:#}");
+    assert_eq!(done["verified"], true, "{done:#}");
+    done
+}
+
 /// What `kafka-consumer-groups --reset-offsets ... --dry-run` would set.
 async fn kcg_new_offsets(group: &str, args: &[&str]) -> BTreeMap<i32, i64> {
     let mut all = vec!["--group", group, "--reset-offsets"];

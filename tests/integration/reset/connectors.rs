@@ -14,12 +14,11 @@ use crate::support::ov::{local_store, ov};
 use crate::support::poll::eventually;
 use crate::support::{env, kcg, unique_name};
 
-/// `reset --connector NAME ARGS... --stop-connectors --execute --output json`, which must succeed.
+/// `reset --connector NAME --stop-connectors ARGS... --execute`, which must apply and verify.
 async fn reset_connector(store: &str, name: &str, args: &[&str]) -> Value {
-    let mut all = vec!["reset", "--connector", name];
+    let mut all = vec!["reset", "--connector", name, "--stop-connectors"];
     all.extend_from_slice(args);
-    all.extend(["--stop-connectors", "--execute", "--output", "json"]);
-    ov(store, &all).await.ok().json()
+    super::applied(store, &all).await
 }
 
 #[tokio::test(flavor = "multi_thread")]

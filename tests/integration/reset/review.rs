@@ -122,7 +122,7 @@ async fn a_share_group_is_reset_to_earliest_as_kafka_share_groups_would_and_refu
     );
 
     // Executed, the tool shows the planned start offsets.
-    let done = ov(
+    let done = super::applied(
         &store,
         &[
             "reset",
@@ -131,16 +131,9 @@ async fn a_share_group_is_reset_to_earliest_as_kafka_share_groups_would_and_refu
             "--topic",
             &topic,
             "--to-earliest",
-            "--execute",
-            "--output",
-            "json",
         ],
     )
-    .await
-    .ok()
-    .json();
-    assert_eq!(done["status"], "applied", "{done:#}");
-    assert_eq!(done["verified"], true, "{done:#}");
+    .await;
     assert_eq!(planned(&done), want, "{done:#}");
     assert_eq!(share::start_offsets(&group, &topic).await, want);
 }
@@ -248,22 +241,7 @@ async fn a_reviewed_plan_file_is_applied_exactly_or_refused_when_it_no_longer_ho
     let three = BTreeMap::from([(0, 3), (1, 3), (2, 3)]);
     assert_eq!(planned(&reviewed.json()), three);
     assert_eq!(kcg::committed(&f.group, &f.topic).await, original);
-    let done = ov(
-        &store,
-        &[
-            "reset",
-            "--from-plan",
-            &path_arg(&to_offset),
-            "--execute",
-            "--output",
-            "json",
-        ],
-    )
-    .await
-    .ok()
-    .json();
-    assert_eq!(done["status"], "applied", "{done:#}");
-    assert_eq!(done["verified"], true, "{done:#}");
+    let done = super::applied(&store, &["reset", "--from-plan", &path_arg(&to_offset)]).await;
     assert_eq!(planned(&done), three, "{done:#}");
     assert_eq!(kcg::committed(&f.group, &f.topic).await, three);
     assert_eq!(snapshot_count(&store).await, 1, "its pre-reset snapshot");
