@@ -415,7 +415,7 @@ pub struct VerifyArgs {
 pub struct RestoreArgs {
     /// Snapshot id, or a unique prefix of one (any kind: this is how an undo snapshot is
     /// restored).
-    #[arg(required_unless_present_any = ["latest", "before", "from_plan"], conflicts_with_all = ["latest", "before"])]
+    #[arg(required_unless_present_any = ["latest", "before", "at", "from_plan"], conflicts_with_all = ["latest", "before"])]
     pub id: Option<String>,
     /// Use the newest complete snapshot-kind snapshot that holds the selected groups and
     /// connectors (undo and pre-reset snapshots only with --include-undo, --include-pre-reset).
@@ -427,6 +427,13 @@ pub struct RestoreArgs {
     /// is at or after TIME.)
     #[arg(help_heading = "Snapshot", long, value_name = "TIME")]
     pub before: Option<String>,
+    /// The committed offsets exactly as they were at TIME (RFC 3339 with milliseconds, e.g.
+    /// 2026-12-03T10:03:17.250Z, or a duration such as 15m ago): the newest snapshot before TIME
+    /// plus every commit the commit-log archive (`follow`) holds up to TIME. (`reset
+    /// --to-datetime TIME` is another thing: the first record whose timestamp is at or after
+    /// TIME.)
+    #[arg(help_heading = "Snapshot", long, value_name = "TIME", conflicts_with_all = ["id", "latest", "before", "plan_file"])]
+    pub at: Option<String>,
     /// Let --latest and --before choose undo snapshots (written by earlier restores) too.
     #[arg(help_heading = "Snapshot", long)]
     pub include_undo: bool,
@@ -439,7 +446,7 @@ pub struct RestoreArgs {
     pub allow_partial: bool,
     /// Apply exactly the plan in FILE (written by --plan-file): its checksum, snapshot and
     /// cluster are checked, and nothing is applied if the plan computed now differs.
-    #[arg(help_heading = "Snapshot", long, value_name = "FILE", conflicts_with_all = ["id", "latest", "before", "include_undo", "include_pre_reset", "allow_partial", "groups", "connectors", "topics", "partitions", "on_out_of_range", "skip_missing", "allow_recreated_topics", "recreate_connectors", "connector_config_overrides", "stop_connectors", "allow_other_cluster", "by_timestamp", "plan_file"])]
+    #[arg(help_heading = "Snapshot", long, value_name = "FILE", conflicts_with_all = ["id", "latest", "before", "at", "include_undo", "include_pre_reset", "allow_partial", "groups", "connectors", "topics", "partitions", "on_out_of_range", "skip_missing", "allow_recreated_topics", "recreate_connectors", "connector_config_overrides", "stop_connectors", "allow_other_cluster", "by_timestamp", "plan_file"])]
     pub from_plan: Option<PathBuf>,
     /// Restore only this group (repeatable). Default: everything in the snapshot.
     #[arg(help_heading = "Selection", long = "group", value_name = "GROUP")]

@@ -46,7 +46,7 @@ Examples:
 The scenarios are kafka-consumer-groups --reset-offsets' (same names and value formats), but a
 target outside the log is refused (exit 7) unless --on-out-of-range clamp. --to-datetime means the
 first record whose timestamp is at or after TIME; it is not the committed position at TIME (that
-is what a snapshot holds: offset-vault restore --before TIME). Before the first change a
+is what offset-vault restore --at TIME puts back, from the commit-log archive of follow). Before the first change a
 snapshot of kind pre-reset is written; its id is printed, and restoring it undoes the reset.";
 
 /// Where each partition goes: exactly one (kafka-consumer-groups' names).

@@ -77,15 +77,15 @@ fn request(args: &RestoreArgs, reviewed: Option<PlanFile>) -> Result<RestoreRequ
             relative_targets: false,
         });
     }
-    let choice = match (&args.id, args.latest, &args.before) {
-        (Some(id), _, _) => Choice::Id(id.clone()),
-        (None, true, _) => Choice::Latest,
-        (None, false, Some(t)) => Choice::Before(parse_time(t, Utc::now())?),
-        (None, false, None) => {
-            return Err(Error::usage(
-                "say which snapshot: an id, --latest, --before TIME, or --from-plan FILE",
-            ))
+    let choice = match (&args.id, args.latest, &args.before, &args.at) {
+        (Some(id), _, _, _) => Choice::Id(id.clone()),
+        (None, true, _, _) => Choice::Latest,
+        (None, false, Some(t), _) | (None, false, None, Some(t)) => {
+            Choice::Before(parse_time(t, Utc::now())?)
         }
+        (None, false, None, None) => return Err(Error::usage(
+            "say which snapshot: an id, --latest, --before TIME, --at TIME, or --from-plan FILE",
+        )),
     };
     if !args.partitions.is_empty() && args.topics.is_empty() {
         return Err(Error::usage("--partition needs --topic"));
@@ -286,8 +286,14 @@ async fn run(cli: &Cli, args: &RestoreArgs, phase: &mut &'static str) -> Result<
     let clients = cli.global.connect_clients()?;
     let store = open_store(cli)?;
     *phase = "choose";
-    let verified = restore::open(&store, &req).await?;
+    let mut verified = restore::open(&store, &req).await?;
     crate::noteln!("{}, verified", verified.chosen.announce(Utc::now()));
+    if let (Some(_), Choice::Before(at)) = (&args.at, &req.choice) {
+        let at = *at;
+        let because = restore::at::apply(&store, &mut verified, at).await?;
+        crate::noteln!("{because}");
+        verified.chosen.because = format!("{}; {because}", verified.chosen.because);
+    }
     *phase = "plan";
     let kafka = KafkaClient::connect(settings).await?;
     crate::progress::stage("planning the restore", 0);

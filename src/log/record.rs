@@ -16,7 +16,7 @@
 //! decoder of this topic is `org.apache.kafka.tools.consumer.OffsetsMessageFormatter`, which the
 //! tests use as the independent reference.
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::engine::general_purpose::STANDARD_NO_PAD;
 use base64::Engine;
 use serde::Serialize;
 
@@ -48,7 +48,9 @@ pub struct CommitValue {
     pub commit_timestamp: i64,
     /// Version 1 only (`None` for -1).
     pub expire_timestamp: Option<i64>,
-    /// The topic's id (a tagged field of version 4), as Kafka prints it (base64url).
+    /// The topic's id (a tagged field of version 4), written as the rest of this tool writes
+    /// topic ids (librdkafka's form: standard base64 without padding; Kafka's own tools print
+    /// the same 16 bytes in the URL-safe alphabet, `-` and `_` for `+` and `/`).
     pub topic_id: Option<String>,
 }
 
@@ -241,7 +243,7 @@ fn decode_commit(value: &[u8]) -> Result<CommitValue, DecodeError> {
         for (tag, bytes) in v.tagged("tagged fields")? {
             // Tag 0: the topic id, a UUID.
             if tag == 0 && bytes.len() == 16 {
-                topic_id = Some(URL_SAFE_NO_PAD.encode(bytes));
+                topic_id = Some(STANDARD_NO_PAD.encode(bytes));
             }
         }
     }

@@ -34,7 +34,7 @@ fn commit(offset: i64, version: i16, epoch: Option<i32>, expire: Option<i64>) ->
             },
             commit_timestamp: 1_796_320_000_500 + offset,
             expire_timestamp: expire,
-            topic_id: (version == 4).then(|| "P7hnbBMcRE--EvS8jPkzbw".to_string()),
+            topic_id: (version == 4).then(|| "P7hnbBMcRE++EvS8jPkzbw".to_string()),
         }),
     }
 }

@@ -170,3 +170,120 @@ async fn history_lists_every_commit_and_deletion_as_kafkas_own_decoder_does() {
         "{csv}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn restore_at_an_instant_between_two_commits_leaves_the_earlier_one() {
+    if !env::require_kafka() {
+        return;
+    }
+    let topic = unique_name("log-at");
+    kafka::create_topic(&topic, 1).await;
+    kafka::produce(&topic, 0, 30).await;
+    let group = unique_name("log-at-g");
+    let take = |n| Take::per_partition(&[(0, n)]);
+    let (_dir, store) = local_store();
+    let follower = unique_name("log-at-follower");
+    // The follower runs before the snapshot, as a service following the log would.
+    ov(&store, &["follow", "--once", "--group-id", &follower])
+        .await
+        .ok();
+    kafka::consume_and_commit(&group, &topic, take(3)).await;
+    crate::support::ov::snapshot(&store, &["--group", &group]).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    kafka::consume_and_commit(&group, &topic, take(5)).await; // 8
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let between = chrono::Utc::now() - chrono::Duration::milliseconds(750);
+    kafka::consume_and_commit(&group, &topic, take(7)).await; // 15
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let text =
+        |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let (at, after_15) = (text(between), text(chrono::Utc::now()));
+
+    // Before the archive holds the later commits: refused, nothing changed.
+    let refused = ov(
+        &store,
+        &["restore", "--at", &at, "--group", &group, "--execute"],
+    )
+    .await
+    .expect_code(7);
+    assert!(
+        refused.stderr.contains("follow --once"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(
+        crate::support::kcg::committed(&group, &topic).await,
+        [(0, 15)].into()
+    );
+
+    ov(&store, &["follow", "--once", "--group-id", &follower])
+        .await
+        .ok();
+    let plan = ov(
+        &store,
+        &[
+            "restore", "--at", &at, "--group", &group, "--output", "json",
+        ],
+    )
+    .await
+    .ok()
+    .json();
+    let p = &plan["plan"]["groups"][0]["partitions"][0];
+    assert_eq!(
+        (p["current"].as_i64(), p["target"].as_i64()),
+        (Some(15), Some(8)),
+        "{plan:#}"
+    );
+    assert!(
+        plan["chosen_because"]
+            .as_str()
+            .unwrap()
+            .contains("archived record(s)"),
+        "{plan:#}"
+    );
+    ov(
+        &store,
+        &[
+            "restore",
+            "--at",
+            &at,
+            "--group",
+            &group,
+            "--execute",
+            "--settle",
+            "0s",
+        ],
+    )
+    .await
+    .ok();
+    assert_eq!(
+        crate::support::kcg::committed(&group, &topic).await,
+        [(0, 8)].into()
+    );
+
+    // Now is after the restore's own commit, which the archive does not hold yet: refused.
+    let now = text(chrono::Utc::now());
+    let refused = ov(&store, &["restore", "--at", &now, "--group", &group])
+        .await
+        .expect_code(7);
+    assert!(refused.stderr.contains("ends at"), "{}", refused.stderr);
+    ov(&store, &["follow", "--once", "--group-id", &follower])
+        .await
+        .ok();
+    // Once archived: 15 just after the third commit, 8 after the restore.
+    for (instant, want) in [(&after_15, 15), (&now, 8)] {
+        let plan = ov(
+            &store,
+            &[
+                "restore", "--at", instant, "--group", &group, "--output", "json",
+            ],
+        )
+        .await
+        .ok()
+        .json();
+        assert_eq!(
+            plan["plan"]["groups"][0]["partitions"][0]["target"], want,
+            "{plan:#}"
+        );
+    }
+}
