@@ -306,22 +306,6 @@ fn scope_missing() -> Error {
     )
 }
 
-fn read_plan_file(path: &PathBuf) -> Result<PlanFile> {
-    let bytes = std::fs::read(path).map_err(|source| Error::ReadFile {
-        path: path.clone(),
-        source,
-    })?;
-    let file = PlanFile::from_bytes(&path.display().to_string(), &bytes)?;
-    if file.body.reset.is_none() {
-        return Err(Error::usage(format!(
-            "{} is the plan of a restore, not of a reset: apply it with offset-vault restore --from-plan {} --execute",
-            path.display(),
-            path.display()
-        )));
-    }
-    Ok(file)
-}
-
 /// The user's plan options, from the flags or the reviewed plan file.
 fn base_options(args: &ResetArgs, reviewed: Option<&PlanFile>) -> PlanOptions {
     match reviewed {
@@ -373,7 +357,11 @@ pub async fn cmd_reset(cli: &Cli, args: &ResetArgs) -> Result<i32> {
 }
 
 async fn run(cli: &Cli, args: &ResetArgs, phase: &mut &'static str) -> Result<i32> {
-    let reviewed = args.from_plan.as_ref().map(read_plan_file).transpose()?;
+    let reviewed = args
+        .from_plan
+        .as_deref()
+        .map(|p| PlanFile::read(p, true))
+        .transpose()?;
     let spec = match &reviewed {
         Some(f) => f.body.reset.clone().expect("checked by read_plan_file"),
         None => spec(args, Utc::now(), cli.global.connect_clients()?.len())?,

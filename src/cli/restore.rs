@@ -21,22 +21,10 @@ use crate::timeutil::parse_time;
 
 /// Reads and checks `--from-plan`: before anything else, so a bad file costs no connection.
 fn read_plan_file(args: &RestoreArgs) -> Result<Option<PlanFile>> {
-    let Some(path) = &args.from_plan else {
-        return Ok(None);
-    };
-    let bytes = std::fs::read(path).map_err(|source| Error::ReadFile {
-        path: path.clone(),
-        source,
-    })?;
-    let file = PlanFile::from_bytes(&path.display().to_string(), &bytes)?;
-    if file.body.reset.is_some() {
-        return Err(Error::usage(format!(
-            "{} is the plan of a reset, not of a restore: apply it with offset-vault reset --from-plan {} --execute",
-            path.display(),
-            path.display()
-        )));
-    }
-    Ok(Some(file))
+    args.from_plan
+        .as_deref()
+        .map(|path| PlanFile::read(path, false))
+        .transpose()
 }
 
 fn request(args: &RestoreArgs, reviewed: Option<PlanFile>) -> Result<RestoreRequest> {

@@ -136,6 +136,31 @@ impl PlanFile {
     }
 }
 
+impl PlanFile {
+    /// Reads and checks a plan file from disk for `restore` (`for_reset` false) or `reset`: a
+    /// plan of the other command is refused with the command that applies it.
+    pub fn read(path: &std::path::Path, for_reset: bool) -> Result<Self> {
+        let bytes = std::fs::read(path).map_err(|source| Error::ReadFile {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let file = PlanFile::from_bytes(&path.display().to_string(), &bytes)?;
+        let (is, other) = if file.body.reset.is_some() {
+            ("reset", "restore")
+        } else {
+            ("restore", "reset")
+        };
+        if file.body.reset.is_some() != for_reset {
+            return Err(Error::usage(format!(
+                "{} is the plan of a {is}, not of a {other}: apply it with offset-vault {is} --from-plan {} --execute",
+                path.display(),
+                path.display()
+            )));
+        }
+        Ok(file)
+    }
+}
+
 fn body_digest(body: &PlanBody) -> String {
     sha256_hex(&serde_json::to_vec(body).expect("a plan body always serializes"))
 }
