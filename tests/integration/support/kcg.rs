@@ -26,7 +26,27 @@ pub struct ToolOutput {
 }
 
 /// Runs a tool from [`kafka_tools_dir`] (e.g. `kafka-consumer-groups`) with the given arguments.
+/// A run that failed only because the tool's own admin client timed out (a loaded two-core
+/// machine running many JVMs at once) is run again, twice at most; any other failure is
+/// returned as it is.
 pub async fn run_kafka_tool(tool: &str, args: &[&str]) -> ToolOutput {
+    let mut out = run_kafka_tool_once(tool, args).await;
+    for _ in 0..2 {
+        // (kafka-consumer-groups prints "Error: ..." and may still exit 0.)
+        let text = format!("{}{}", out.stdout, out.stderr);
+        let timed_out = text.contains("org.apache.kafka.common.errors.TimeoutException")
+            && (!out.success || text.contains("Error:"));
+        if !timed_out {
+            break;
+        }
+        eprintln!("{tool} timed out; running it again");
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+        out = run_kafka_tool_once(tool, args).await;
+    }
+    out
+}
+
+async fn run_kafka_tool_once(tool: &str, args: &[&str]) -> ToolOutput {
     let program = kafka_tools_dir().join(tool);
     let args: Vec<String> = args.iter().map(|a| (*a).to_string()).collect();
     blocking(move || {
