@@ -551,8 +551,9 @@ impl KafkaClient {
     }
 
     /// Log-start and log-end offsets of a set of partitions: two batched requests in all.
-    /// Partitions with an error are asked again a few times (leadership moves, metadata
-    /// refreshes); one that still fails (e.g. its topic is gone) gets `None` and a warning.
+    /// Partitions with an error are asked again (leadership moves, metadata refreshes: until the
+    /// timeout; other errors a few times); one that still fails (e.g. its topic is gone) gets
+    /// `None` and a warning.
     pub async fn watermarks(
         &self,
         partitions: &BTreeSet<TopicPartition>,
@@ -582,18 +583,25 @@ impl KafkaClient {
         partitions: &BTreeSet<TopicPartition>,
         query: OffsetQuery,
     ) -> Result<HashMap<TopicPartition, std::result::Result<i64, String>>> {
-        // Leadership moves and new partitions' first elections answer with an error for a while:
-        // ask the failed partitions again, backing off up to a second, for about 7 s at most
-        // (and never past the timeout).
+        // Leadership moves and new partitions' first elections answer with an error for a while
+        // (a broker creating a topic of a thousand partitions under load takes well over 10 s to
+        // lead them all): ask the failed partitions again, backing off up to a second, until the
+        // request timeout has passed.
         let deadline = Instant::now() + self.timeout();
         let mut answers = self.list_offsets(partitions, query).await?;
-        for attempt in 1..=10u64 {
+        for attempt in 1u64.. {
             if Instant::now() >= deadline {
                 break;
             }
+            // Other errors (a topic that is gone) are asked about ten times, not for the whole
+            // timeout.
             let failed: BTreeSet<TopicPartition> = partitions
                 .iter()
-                .filter(|tp| !matches!(answers.get(*tp), Some(Ok(_))))
+                .filter(|tp| match answers.get(*tp) {
+                    Some(Ok(_)) => false,
+                    Some(Err(e)) => attempt <= 10 || leadership_error(e),
+                    None => true,
+                })
                 .cloned()
                 .collect();
             if failed.is_empty() {
@@ -755,4 +763,45 @@ fn read_records_at(
         .map(|((t, p), o)| format!("{t}[{p}]@{o} (record not read within the timeout{why})"))
         .collect();
     Ok((found, missing))
+}
+
+/// Whether a partition's error is a leader that is moving or not elected yet, which passes.
+fn leadership_error(error: &str) -> bool {
+    [
+        "NotLeader",
+        "LeaderNotAvailable",
+        "the partition leader did not answer",
+    ]
+    .iter()
+    .any(|e| error.contains(e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::leadership_error;
+
+    #[test]
+    fn only_leadership_errors_are_waited_out() {
+        for (error, passes) in [
+            (
+                "NotLeaderForPartition (Broker: Not leader for partition)",
+                true,
+            ),
+            ("LeaderNotAvailable (Broker: Leader not available)", true),
+            (
+                "no offset in the answer (the partition leader did not answer)",
+                true,
+            ),
+            (
+                "UnknownTopicOrPartition (Broker: Unknown topic or partition)",
+                false,
+            ),
+            (
+                "TopicAuthorizationFailed (Broker: Topic authorization failed)",
+                false,
+            ),
+        ] {
+            assert_eq!(leadership_error(error), passes, "{error}");
+        }
+    }
 }
