@@ -2,6 +2,7 @@
 //! onto a base to an instant ([`replay`]), and the segments that archive them as Parquet, with
 //! the rules for gaps and overlaps ([`segment`]); all pure. The follower builds on these.
 
+pub mod applied;
 pub mod follow;
 pub mod history;
 pub mod record;

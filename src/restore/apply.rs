@@ -14,6 +14,7 @@ use super::connectors::{
 };
 use super::outcome::{Drift, Outcome, PartitionCheck, Phase, Status};
 use super::plan::{self, Action, Plan};
+use super::record::{self, AppliedBy, AppliedOffset, ApplyRecord, RecordBody};
 use super::review;
 use super::{RestoreRequest, Targets};
 use crate::connect::{ConnectClient, OffsetsAnswer};
@@ -213,6 +214,7 @@ async fn run(
         tracing::warn!("--no-undo: no undo snapshot is taken; the current offsets are not saved");
     }
 
+    let started_at = chrono::Utc::now();
     let failures = commit(
         kafka,
         &prepared.connect_by_name,
@@ -220,6 +222,7 @@ async fn run(
         req.commit_concurrency,
     )
     .await;
+    record_apply(store, kafka, req, out, started_at).await;
     out.status = Status::Applied;
     out.phase = Phase::Applied;
     if !failures.is_empty() {
@@ -447,6 +450,48 @@ async fn take_undo(
     };
     let (manifest, _) = snapshot::take(store, kafka, &connect, &opts).await?;
     Ok(manifest.meta.id)
+}
+
+/// Writes the record of the commits just made, so `history` knows them for this tool's. The
+/// offsets are committed whatever happens here: a record that cannot be written is a warning.
+async fn record_apply(
+    store: &Store,
+    kafka: &KafkaClient,
+    req: &RestoreRequest,
+    out: &Outcome,
+    started_at: chrono::DateTime<chrono::Utc>,
+) {
+    let command = if req.undo_kind == SnapshotKind::PreReset {
+        AppliedBy::Reset
+    } else {
+        AppliedBy::Restore
+    };
+    let record = ApplyRecord::seal(RecordBody {
+        kind: record::RECORD_KIND.into(),
+        format_version: record::RECORD_FORMAT_VERSION.into(),
+        command,
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        cluster_id: kafka.cluster_id().into(),
+        snapshot_id: out.plan.snapshot_id.clone(),
+        undo_snapshot: out.undo_snapshot.clone(),
+        started_at,
+        finished_at: chrono::Utc::now(),
+        offsets: targets(&out.plan)
+            .map(|((group_id, topic, partition), offset)| AppliedOffset {
+                group_id,
+                topic,
+                partition,
+                offset,
+            })
+            .collect(),
+    });
+    match record::write(store, &record).await {
+        Ok(id) => tracing::info!("record {id} of the {} written", command.as_str()),
+        Err(e) => tracing::warn!(
+            "the record of this {} could not be written ({e}); `history` will list its commits as anybody's",
+            command.as_str()
+        ),
+    }
 }
 
 /// The committed offsets of the plan's groups now, by (group, topic, partition).

@@ -7,6 +7,7 @@ mod connector_plan;
 mod connectors;
 pub mod outcome;
 pub mod plan;
+pub mod record;
 pub mod reset;
 pub mod review;
 pub mod targets;
