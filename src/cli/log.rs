@@ -10,8 +10,9 @@ use super::output::{print_json, right, table};
 use super::{Cli, OutputFormat};
 use crate::error::{Error, Result};
 use crate::kafka::KafkaClient;
+use crate::log::applied::AppliedBy;
 use crate::log::follow::follow_once;
-use crate::log::history::{history, Change, HistoryFilter};
+use crate::log::history::{history, Change, History, HistoryFilter};
 use crate::store::Store;
 use crate::timeutil::parse_time;
 
@@ -30,7 +31,13 @@ pub(super) const HISTORY_EXAMPLES: &str = "\
 Examples:
   offset-vault history connect-orders-sink
   offset-vault history billing --topic invoices --partition 3 --since 2h
-  offset-vault history billing --csv > billing-history.csv";
+  offset-vault history billing --csv > billing-history.csv
+
+Kinds: commit; rewind (the offset moved backwards and no restore or reset of offset-vault
+explains it: flagged with ! in the table, \"flagged\": true in JSON, and counted in a warning on
+stderr); restore (committed by offset-vault restore or reset, as its record in the store says);
+deletion (a tombstone: the log writes the same record when an offset is deleted and when it
+expires, so the two are not told apart); group-deleted.";
 
 /// Arguments of `follow`.
 #[derive(Debug, Args)]
@@ -60,7 +67,8 @@ pub struct HistoryArgs {
     /// Only changes at or before TIME.
     #[arg(long, value_name = "TIME")]
     pub until: Option<String>,
-    /// CSV on stdout (at,kind,topic,partition,offset,previous,delta), with a header.
+    /// CSV on stdout (at,kind,topic,partition,offset,previous,delta,flagged,by,record,undo_snapshot),
+    /// with a header.
     #[arg(long, conflicts_with = "output")]
     pub csv: bool,
 }
@@ -119,6 +127,26 @@ fn kind_text(c: &Change) -> String {
         .unwrap_or_default()
 }
 
+/// What the table's NOTE column says: a flagged rewind, or the execution that made a restore.
+fn note(c: &Change) -> String {
+    if c.flagged {
+        return "not explained by a restore or reset of offset-vault".into();
+    }
+    let Some(by) = &c.by else {
+        return String::new();
+    };
+    let undo = by
+        .undo_snapshot
+        .as_ref()
+        .map(|u| format!("; undo: {u}"))
+        .unwrap_or_default();
+    match by.command {
+        // A reset's label says what it did: `reset --to-offset 1`.
+        AppliedBy::Reset => format!("{}{undo}", by.snapshot),
+        AppliedBy::Restore => format!("restore of {}{undo}", by.snapshot),
+    }
+}
+
 pub async fn cmd_history(cli: &Cli, args: &HistoryArgs) -> Result<i32> {
     let filter = HistoryFilter {
         topic: args.topic.clone(),
@@ -131,70 +159,97 @@ pub async fn cmd_history(cli: &Cli, args: &HistoryArgs) -> Result<i32> {
     for d in &h.discontinuities {
         crate::alertln!("warning: the archive of the group's partition is not continuous: {d:?}");
     }
+    let flagged = h.changes.iter().filter(|c| c.flagged).count();
+    if flagged > 0 {
+        crate::alertln!(
+            "warning: {flagged} rewind(s) that no restore or reset of offset-vault explains (flagged): the group will process those records again"
+        );
+    }
     if args.csv {
-        let mut w = csv::Writer::from_writer(super::output::QuietStdout);
-        let fail = |e: csv::Error| Error::Internal(format!("write CSV: {e}"));
-        w.write_record([
-            "at",
-            "kind",
-            "topic",
-            "partition",
-            "offset",
-            "previous",
-            "delta",
-        ])
-        .map_err(fail)?;
-        for c in &h.changes {
-            w.write_record([
-                time_text(c.at),
-                kind_text(c),
-                opt(c.topic.as_ref()),
-                opt(c.partition),
-                opt(c.offset),
-                opt(c.previous),
-                opt(c.delta),
-            ])
-            .map_err(fail)?;
-        }
-        w.flush()
-            .map_err(|e| Error::Internal(format!("write CSV: {e}")))?;
-        return Ok(crate::error::exit::OK);
+        return print_csv(&h);
     }
     match cli.global.output {
         OutputFormat::Json => {
             print_json(&serde_json::to_value(&h).map_err(|e| Error::Internal(e.to_string()))?)
         }
-        OutputFormat::Table => {
-            let mut t = table(&[
-                "AT (UTC)",
-                "KIND",
-                "TOPIC",
-                "PARTITION",
-                "OFFSET",
-                "PREVIOUS",
-                "DELTA",
-            ]);
-            for c in &h.changes {
-                t.add_row(vec![
-                    Cell::new(time_text(c.at)),
-                    Cell::new(kind_text(c)),
-                    Cell::new(opt(c.topic.as_ref())),
-                    Cell::new(opt(c.partition)),
-                    Cell::new(opt(c.offset)),
-                    Cell::new(opt(c.previous)),
-                    Cell::new(opt(c.delta)),
-                ]);
-            }
-            right(&mut t, &[3, 4, 5, 6]);
-            crate::outln!("{t}");
-            crate::noteln!(
-                "{} change(s) of group {} from {} segment(s) of __consumer_offsets[{}]",
-                h.changes.len(),
-                h.group,
-                h.segments,
-                h.source_partition
-            );
-        }
+        OutputFormat::Table => print_table(&h),
     }
     Ok(crate::error::exit::OK)
+}
+
+fn print_csv(h: &History) -> Result<i32> {
+    let mut w = csv::Writer::from_writer(super::output::QuietStdout);
+    let fail = |e: csv::Error| Error::Internal(format!("write CSV: {e}"));
+    w.write_record([
+        "at",
+        "kind",
+        "topic",
+        "partition",
+        "offset",
+        "previous",
+        "delta",
+        "flagged",
+        "by",
+        "record",
+        "undo_snapshot",
+    ])
+    .map_err(fail)?;
+    for c in &h.changes {
+        let by = c.by.as_ref();
+        w.write_record([
+            time_text(c.at),
+            kind_text(c),
+            opt(c.topic.as_ref()),
+            opt(c.partition),
+            opt(c.offset),
+            opt(c.previous),
+            opt(c.delta),
+            c.flagged.to_string(),
+            opt(by.map(|b| b.command.as_str())),
+            opt(by.map(|b| &b.record)),
+            opt(by.and_then(|b| b.undo_snapshot.as_ref())),
+        ])
+        .map_err(fail)?;
+    }
+    w.flush()
+        .map_err(|e| Error::Internal(format!("write CSV: {e}")))?;
+    Ok(crate::error::exit::OK)
+}
+
+fn print_table(h: &History) {
+    let mut t = table(&[
+        "AT (UTC)",
+        "KIND",
+        "TOPIC",
+        "PARTITION",
+        "OFFSET",
+        "PREVIOUS",
+        "DELTA",
+        "NOTE",
+    ]);
+    for c in &h.changes {
+        t.add_row(vec![
+            Cell::new(time_text(c.at)),
+            Cell::new(if c.flagged {
+                format!("{} !", kind_text(c))
+            } else {
+                kind_text(c)
+            }),
+            Cell::new(opt(c.topic.as_ref())),
+            Cell::new(opt(c.partition)),
+            Cell::new(opt(c.offset)),
+            Cell::new(opt(c.previous)),
+            Cell::new(opt(c.delta)),
+            Cell::new(note(c)),
+        ]);
+    }
+    right(&mut t, &[3, 4, 5, 6]);
+    crate::outln!("{t}");
+    crate::noteln!(
+        "{} change(s) of group {} from {} segment(s) of __consumer_offsets[{}]",
+        h.changes.len(),
+        h.group,
+        h.segments,
+        h.source_partition
+    );
 }

@@ -166,7 +166,7 @@ async fn history_lists_every_commit_and_deletion_as_kafkas_own_decoder_does() {
     let csv = ov(&store, &["history", &group, "--csv"]).await.ok().stdout;
     assert_eq!(csv.lines().count(), n + 1, "{csv}");
     assert!(
-        csv.starts_with("at,kind,topic,partition,offset,previous,delta\n"),
+        csv.starts_with("at,kind,topic,partition,offset,previous,delta,flagged,"),
         "{csv}"
     );
 }
