@@ -6,6 +6,7 @@ use clap::Args;
 use comfy_table::Cell;
 use serde_json::json;
 
+use super::history_plot::{self, PlotTarget};
 use super::output::{print_json, right, table};
 use super::{Cli, OutputFormat};
 use crate::error::{Error, Result};
@@ -32,12 +33,16 @@ Examples:
   offset-vault history connect-orders-sink
   offset-vault history billing --topic invoices --partition 3 --since 2h
   offset-vault history billing --csv > billing-history.csv
+  offset-vault history billing --since 1d --plot billing.svg
 
 Kinds: commit; rewind (the offset moved backwards and no restore or reset of offset-vault
 explains it: flagged with ! in the table, \"flagged\": true in JSON, and counted in a warning on
 stderr); restore (committed by offset-vault restore or reset, as its record in the store says);
 deletion (a tombstone: the log writes the same record when an offset is deleted and when it
-expires, so the two are not told apart); group-deleted.";
+expires, so the two are not told apart); group-deleted.
+
+--plot FILE draws each partition's committed offset over time (.svg or .png, by the
+extension), with rewinds, restores and deletions marked; the table or JSON is printed as well.";
 
 /// Arguments of `follow`.
 #[derive(Debug, Args)]
@@ -71,6 +76,9 @@ pub struct HistoryArgs {
     /// with a header.
     #[arg(long, conflicts_with = "output")]
     pub csv: bool,
+    /// Also draw the offsets over time into FILE: SVG or PNG, by its extension.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<std::path::PathBuf>,
 }
 
 pub async fn cmd_follow(cli: &Cli, args: &FollowArgs) -> Result<i32> {
@@ -154,6 +162,7 @@ pub async fn cmd_history(cli: &Cli, args: &HistoryArgs) -> Result<i32> {
         since: args.since.as_deref().map(millis).transpose()?,
         until: args.until.as_deref().map(millis).transpose()?,
     };
+    let plot = args.plot.as_deref().map(PlotTarget::parse).transpose()?;
     let store = super::commands::open_store(cli)?;
     let h = history(&store, &args.group, &filter).await?;
     for d in &h.discontinuities {
@@ -164,6 +173,10 @@ pub async fn cmd_history(cli: &Cli, args: &HistoryArgs) -> Result<i32> {
         crate::alertln!(
             "warning: {flagged} rewind(s) that no restore or reset of offset-vault explains (flagged): the group will process those records again"
         );
+    }
+    if let Some(target) = &plot {
+        history_plot::write(&h, target)?;
+        crate::noteln!("plot written to {}", target.path.display());
     }
     if args.csv {
         return print_csv(&h);

@@ -7,6 +7,7 @@ pub mod config;
 mod csv;
 mod diff;
 mod guard;
+mod history_plot;
 mod log;
 pub mod output;
 mod prune;
