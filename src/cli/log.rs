@@ -42,7 +42,7 @@ deletion (a tombstone: the log writes the same record when an offset is deleted 
 expires, so the two are not told apart); group-deleted.
 
 --plot FILE draws each partition's committed offset over time (.svg or .png, by the
-extension), with rewinds, restores and deletions marked; the table or JSON is printed as well.";
+extension), with rewinds, restores and deletions marked; the table, JSON or CSV is printed too.";
 
 /// Arguments of `follow`.
 #[derive(Debug, Args)]
