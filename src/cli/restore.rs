@@ -274,11 +274,16 @@ async fn run(cli: &Cli, args: &RestoreArgs, phase: &mut &'static str) -> Result<
     let clients = cli.global.connect_clients()?;
     let store = open_store(cli)?;
     *phase = "choose";
-    let mut verified = restore::open(&store, &req).await?;
+    let mut verified = restore::open(&store, &req)
+        .await
+        .map_err(|e| match &args.at {
+            Some(_) => crate::log::at::no_base(e),
+            None => e,
+        })?;
     crate::noteln!("{}, verified", verified.chosen.announce(Utc::now()));
     if let (Some(_), Choice::Before(at)) = (&args.at, &req.choice) {
         let at = *at;
-        let because = restore::at::apply(&store, &mut verified, at).await?;
+        let because = restore::at::apply(&store, &mut verified, &req, at).await?;
         crate::noteln!("{because}");
         verified.chosen.because = format!("{}; {because}", verified.chosen.because);
     }

@@ -1,8 +1,10 @@
 //! The commit log of `__consumer_offsets`: decoding its records ([`record`]), replaying them
 //! onto a base to an instant ([`replay`]), and the segments that archive them as Parquet, with
-//! the rules for gaps and overlaps ([`segment`]); all pure. The follower builds on these.
+//! the rules for gaps and overlaps ([`segment`]); all pure. The follower builds on these, and
+//! so does the reconstruction of the offsets at an instant that every `--at` reads ([`at`]).
 
 pub mod applied;
+pub mod at;
 pub mod follow;
 pub mod history;
 pub mod record;

@@ -1,23 +1,20 @@
 //! `restore --at TIME`: the committed offsets of the selected groups exactly as they were at an
 //! instant, from the newest snapshot before it plus every record the commit-log archive holds
-//! between the two. The result replaces the snapshot's targets; the plan, the safety checks and
-//! the apply are restore's, unchanged.
+//! between the two (the reconstruction `show`, `diff` and `export --at` share, in
+//! [`crate::log::at`]). The result replaces the snapshot's targets; the plan, the safety checks
+//! and the apply are restore's, unchanged.
 //!
 //! The archive must cover the whole interval for the group's partition of `__consumer_offsets`:
 //! its segments continuous, the first one holding records from before the snapshot, the last one
 //! sealed at or after the instant. Anything less is a gap, and a restore into a gap is refused.
 
-use std::collections::BTreeMap;
-
 use chrono::{DateTime, Utc};
 
-use super::Verified;
+use super::{RestoreRequest, Verified};
+use crate::diff::Filter;
 use crate::error::{Error, Result};
-use crate::log::follow::SegmentManifest;
-use crate::log::history::{manifests, read_segment};
-use crate::log::replay::{state_at, Key, Position, State, Timed};
+use crate::log::at::{reconstruct, AtRequest};
 use crate::log::segment::{discontinuities, SegmentMeta};
-use crate::snapshot::model::{GroupSnapshot, PartitionOffset};
 use crate::store::Store;
 
 /// Why the archive of one partition does not cover `(from, to]`, if it does not. Pure.
@@ -60,136 +57,63 @@ pub fn coverage_problem(
     None
 }
 
-/// The snapshot's positions of one group, as the replay's base.
-fn base_of(g: &GroupSnapshot) -> State {
-    g.partitions
-        .iter()
-        .map(|p| {
-            (
-                (g.group_id.clone(), p.topic.clone(), p.partition),
-                Position {
-                    offset: p.offset,
-                    leader_epoch: p.leader_epoch,
-                    metadata: p.metadata.clone().unwrap_or_default(),
-                    topic_id: p.topic_id.clone(),
-                    committed_at: None,
-                },
-            )
-        })
-        .collect()
-}
-
-/// The group with the positions it had at the instant. Partitions with no offset then are left
-/// out; the rest keep what the snapshot knew of them (log range, lag) where it knew them. Pure.
-pub fn at_instant(g: &GroupSnapshot, state: &State) -> GroupSnapshot {
-    let known: BTreeMap<(String, i32), &PartitionOffset> = g
-        .partitions
-        .iter()
-        .map(|p| ((p.topic.clone(), p.partition), p))
-        .collect();
-    let partitions = state
-        .iter()
-        .filter(|((group, _, _), _)| group == &g.group_id)
-        .map(|((_, topic, partition), pos)| {
-            let before = known.get(&(topic.clone(), *partition));
-            PartitionOffset {
-                topic: topic.clone(),
-                partition: *partition,
-                offset: pos.offset,
-                leader_epoch: pos.leader_epoch,
-                metadata: Some(pos.metadata.clone()).filter(|m| !m.is_empty()),
-                log_start_offset: before.and_then(|p| p.log_start_offset),
-                log_end_offset: before.and_then(|p| p.log_end_offset),
-                lag: None,
-                last_record_timestamp: None,
-                topic_id: pos
-                    .topic_id
-                    .clone()
-                    .or_else(|| before.and_then(|p| p.topic_id.clone())),
-            }
-        })
-        .collect();
-    GroupSnapshot {
-        partitions,
-        ..g.clone()
-    }
-}
-
-/// Replaces the verified snapshot's group targets with the positions at `at`. Returns one line
-/// saying where they came from.
-pub async fn apply(store: &Store, verified: &mut Verified, at: DateTime<Utc>) -> Result<String> {
-    let from = verified.loaded.manifest.meta.created_at;
-    let all: Vec<(String, SegmentManifest)> = manifests(store).await?;
-    let Some(count) = all.first().map(|(_, m)| m.meta.partitions) else {
-        return Err(Error::NotApplicable(format!(
-            "--at needs the commit-log archive, and {} has none: run offset-vault follow --once (regularly), then restore again; nothing was changed",
-            store.url()
-        )));
+/// Replaces the verified snapshot's group targets with the positions at `at` (the shared
+/// reconstruction of `--at`, [`crate::log::at`]). Returns one line saying where they came from.
+/// A group with no committed offset at the instant keeps no target (its offsets are left as
+/// they are); a share group is left out (its positions are not in the commit log).
+pub async fn apply(
+    store: &Store,
+    verified: &mut Verified,
+    req: &RestoreRequest,
+    at: DateTime<Utc>,
+) -> Result<String> {
+    let at_req = AtRequest {
+        at,
+        filter: Filter {
+            groups: req.groups.clone(),
+            connectors: req.connectors.clone(),
+            topics: req.topics.clone(),
+            partitions: req.partitions.clone(),
+        },
+        command: "restore",
     };
-    let metas: Vec<SegmentMeta> = all.iter().map(|(_, m)| m.meta.clone()).collect();
-    let mut used = 0usize;
-    let mut records = 0usize;
-    let mut absent = Vec::new();
-    for g in verified.groups.iter_mut() {
-        let partition =
-            crate::wire::offsets_partition(&g.group_id, count as usize).unwrap_or(0) as i32;
-        if let Some(why) = coverage_problem(partition, &metas, from, at) {
-            return Err(Error::NotApplicable(format!(
-                "--at {at}: group {}: {why}; nothing was changed",
-                g.group_id
-            )));
-        }
-        let mut mine: Vec<&(String, SegmentManifest)> = all
-            .iter()
-            .filter(|(_, m)| m.meta.partition == partition)
-            .collect();
-        mine.sort_by_key(|(_, m)| m.meta.start);
-        let mut timed = Vec::new();
-        for (key, m) in mine {
-            // Only segments that can hold records after the snapshot and up to the instant.
-            let after_base = m
-                .meta
-                .last_timestamp
-                .is_none_or(|t| t > from.timestamp_millis());
-            if !after_base {
-                continue;
+    let groups = std::mem::take(&mut verified.groups);
+    let instant = reconstruct(store, &verified.loaded.manifest.meta, groups, &at_req)
+        .await
+        .map_err(|e| match e {
+            Error::NotApplicable(why) => {
+                Error::NotApplicable(format!("{why}; nothing was changed"))
             }
-            used += 1;
-            for row in read_segment(store, key, m).await? {
-                timed.push(Timed::new(row.record, row.timestamp));
-            }
-        }
-        let later: Vec<&Timed> = timed
-            .iter()
-            .filter(|t| t.at > from.timestamp_millis())
-            .collect();
-        records += later
-            .iter()
-            .filter(|t| t.at <= at.timestamp_millis())
-            .count();
-        let state = state_at(base_of(g), later, at.timestamp_millis());
-        let group_keys: Vec<&Key> = state
-            .keys()
-            .filter(|(gr, _, _)| gr == &g.group_id)
-            .collect();
-        if group_keys.is_empty() {
-            absent.push(g.group_id.clone());
-        }
-        *g = at_instant(g, &state);
-    }
-    let absent = if absent.is_empty() {
-        String::new()
-    } else {
-        format!(
+            other => other,
+        })?;
+    let mut line = instant.describe();
+    let absent = instant.absent();
+    if !absent.is_empty() {
+        line.push_str(&format!(
             "; no committed offset at that instant for {} (left as they are)",
             absent.join(", ")
-        )
-    };
-    Ok(format!(
-        "at {}: snapshot {} plus {records} archived record(s) after it from {used} segment(s){absent}",
-        at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        verified.loaded.manifest.meta.id
-    ))
+        ));
+    }
+    if !instant.left_out.is_empty() {
+        line.push_str(&format!(
+            "; share group(s) {} left out (their positions are not in the commit log)",
+            instant.left_out.join(", ")
+        ));
+    }
+    let sources: Vec<&str> = verified
+        .connectors
+        .iter()
+        .filter(|c| c.connector_type == "source")
+        .map(|c| c.name.as_str())
+        .collect();
+    if !sources.is_empty() {
+        line.push_str(&format!(
+            "; the offsets of source connector(s) {} are the snapshot's (the commit log holds group commits only)",
+            sources.join(", ")
+        ));
+    }
+    verified.groups = instant.groups.into_iter().map(|g| g.snapshot).collect();
+    Ok(line)
 }
 
 #[cfg(test)]
@@ -250,59 +174,5 @@ mod tests {
                 (got, want) => panic!("{from} {to}: got {got:?}, want {want:?}"),
             }
         }
-    }
-
-    #[test]
-    fn the_group_gets_the_positions_of_the_instant_and_keeps_what_the_snapshot_knew() {
-        let p = |partition, offset, log_end| PartitionOffset {
-            topic: "t".into(),
-            partition,
-            offset,
-            leader_epoch: None,
-            metadata: None,
-            log_start_offset: Some(0),
-            log_end_offset: Some(log_end),
-            lag: None,
-            last_record_timestamp: None,
-            topic_id: Some("id".into()),
-        };
-        let g = GroupSnapshot {
-            group_id: "g".into(),
-            state: crate::kafka::GroupState::Empty,
-            protocol_type: "consumer".into(),
-            group_type: crate::kafka::GroupType::Classic,
-            members: vec![],
-            connector: None,
-            configs: Default::default(),
-            partitions: vec![p(0, 5, 50), p(1, 6, 60)],
-        };
-        let mut state = base_of(&g);
-        // At the instant: partition 0 moved to 9, partition 1 was deleted, partition 2 is new.
-        let pos = |offset| Position {
-            offset,
-            leader_epoch: Some(1),
-            metadata: String::new(),
-            topic_id: None,
-            committed_at: Some(1),
-        };
-        state.insert(("g".into(), "t".into(), 0), pos(9));
-        state.remove(&("g".into(), "t".into(), 1));
-        state.insert(("g".into(), "t".into(), 2), pos(3));
-        state.insert(("other".into(), "t".into(), 0), pos(77));
-        let out = at_instant(&g, &state);
-        let got: Vec<(i32, i64, Option<i64>, Option<&str>)> = out
-            .partitions
-            .iter()
-            .map(|p| {
-                (
-                    p.partition,
-                    p.offset,
-                    p.log_end_offset,
-                    p.topic_id.as_deref(),
-                )
-            })
-            .collect();
-        assert_eq!(got, [(0, 9, Some(50), Some("id")), (2, 3, None, None)]);
-        assert_eq!(out.partitions[0].leader_epoch, Some(1));
     }
 }

@@ -1,0 +1,427 @@
+//! The committed offsets of groups at an instant (`--at TIME`): the newest snapshot created
+//! before it (the base) plus every record the commit-log archive holds between the two, replayed
+//! in log order. One reconstruction for every command that takes `--at`: `restore` replaces the
+//! snapshot's targets with it, `show`, `diff` and `export` read it.
+//!
+//! The archive must cover the interval for each group's partition of `__consumer_offsets`
+//! ([`coverage_problem`]): anything less is refused, never papered over. A share group's
+//! positions are not in this log (they live in `__share_group_state`): share groups are left out,
+//! and one named on the command line is refused.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::Serialize;
+
+use super::follow::SegmentManifest;
+use super::history::{manifests, read_segment};
+use super::record::LogRecord;
+use super::replay::{state_at, Position, State, Timed};
+use super::segment::SegmentMeta;
+use crate::diff::Filter;
+use crate::error::{Error, Result};
+use crate::kafka::GroupType;
+use crate::restore::at::coverage_problem;
+use crate::snapshot::choose::{choose, Choice, Chosen, Eligible};
+use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot, PartitionOffset, SnapshotMeta};
+use crate::snapshot::repo;
+use crate::store::Store;
+
+/// What to reconstruct: the instant, the selection, and the command (for its messages).
+#[derive(Debug, Clone)]
+pub struct AtRequest {
+    pub at: DateTime<Utc>,
+    /// The groups, connectors, topics and partitions selected (empty: everything). A group
+    /// named here that cannot be reconstructed is refused instead of left out.
+    pub filter: Filter,
+    /// `restore`, `show`, `diff`, `export`: how errors name what was asked.
+    pub command: &'static str,
+}
+
+impl AtRequest {
+    fn refusal(&self, why: impl std::fmt::Display) -> Error {
+        Error::NotApplicable(format!("{} --at {}: {why}", self.command, millis(self.at)))
+    }
+}
+
+/// Where one group's positions at the instant came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Source {
+    pub group_id: String,
+    /// The partition of `__consumer_offsets` that holds the group's records.
+    pub source_partition: i32,
+    /// The segments of that partition read (those that can hold records after the base).
+    pub segments: usize,
+    /// The group's records after the base and up to the instant that can move a position
+    /// (commits, deletions, the group's deletion), replayed.
+    pub records: usize,
+    /// When the last of them belongs (a commit's commit time, a deletion's record time);
+    /// `None` when no record was replayed (the base's positions held at the instant).
+    pub last_record_at: Option<DateTime<Utc>>,
+    /// The group had a committed offset (of the selected partitions) at the instant. When not,
+    /// it is reported, never invented: it had not committed yet, or its offsets were deleted.
+    pub committed: bool,
+}
+
+/// One group at the instant.
+#[derive(Debug, Clone)]
+pub struct AtGroup {
+    /// The group with the positions of the instant (no partitions: no committed offset then).
+    /// Its state, members and configs are the base snapshot's: the log does not say them.
+    pub snapshot: GroupSnapshot,
+    pub source: Source,
+}
+
+/// The selected groups at the instant, and where they came from.
+#[derive(Debug, Clone)]
+pub struct AtInstant {
+    pub at: DateTime<Utc>,
+    pub base_id: String,
+    pub base_created_at: DateTime<Utc>,
+    /// In the base's group order.
+    pub groups: Vec<AtGroup>,
+    /// Segments read, over all groups.
+    pub segments: usize,
+    /// Share groups of the base left out: their positions are not in the commit log.
+    pub left_out: Vec<String>,
+}
+
+impl AtInstant {
+    /// The archived records replayed, over all groups.
+    pub fn records(&self) -> usize {
+        self.groups.iter().map(|g| g.source.records).sum()
+    }
+
+    /// The groups with no committed offset at the instant.
+    pub fn absent(&self) -> Vec<&str> {
+        self.groups
+            .iter()
+            .filter(|g| !g.source.committed)
+            .map(|g| g.source.group_id.as_str())
+            .collect()
+    }
+
+    /// The groups that had a committed offset at the instant.
+    pub fn present(&self) -> impl Iterator<Item = &GroupSnapshot> {
+        self.groups
+            .iter()
+            .filter(|g| g.source.committed)
+            .map(|g| &g.snapshot)
+    }
+
+    /// One line: the instant, the base and what was replayed onto it.
+    pub fn describe(&self) -> String {
+        format!(
+            "at {}: snapshot {} plus {} archived record(s) after it from {} segment(s)",
+            millis(self.at),
+            self.base_id,
+            self.records(),
+            self.segments
+        )
+    }
+
+    /// The notes for stderr: groups absent at the instant, share groups left out.
+    pub fn notes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let absent = self.absent();
+        if !absent.is_empty() {
+            out.push(format!(
+                "note: no committed offset at {} for {} (not yet committed, or deleted by then)",
+                millis(self.at),
+                absent.join(", ")
+            ));
+        }
+        if !self.left_out.is_empty() {
+            out.push(format!(
+                "note: left out share group(s) {}: their positions are kept in __share_group_state, which the commit-log archive does not hold (`offset-vault show ID` has them as the snapshot took them)",
+                self.left_out.join(", ")
+            ));
+        }
+        out
+    }
+}
+
+/// An instant as the messages write it (RFC 3339, milliseconds, `Z`).
+pub fn millis(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// The group whose positions a record can change, if any: an offset commit or tombstone, or a
+/// group's deletion (a group's other metadata records, written at every rebalance, change none).
+fn moves(record: &LogRecord) -> Option<&str> {
+    match record {
+        LogRecord::OffsetCommit { group, .. }
+        | LogRecord::GroupMetadata {
+            group,
+            deleted: true,
+            ..
+        } => Some(group),
+        LogRecord::GroupMetadata { .. } | LogRecord::Ignored { .. } | LogRecord::Unknown { .. } => {
+            None
+        }
+    }
+}
+
+/// The snapshot's positions of one group, as the replay's base.
+fn base_of(g: &GroupSnapshot) -> State {
+    g.partitions
+        .iter()
+        .map(|p| {
+            (
+                (g.group_id.clone(), p.topic.clone(), p.partition),
+                Position {
+                    offset: p.offset,
+                    leader_epoch: p.leader_epoch,
+                    metadata: p.metadata.clone().unwrap_or_default(),
+                    topic_id: p.topic_id.clone(),
+                    committed_at: None,
+                },
+            )
+        })
+        .collect()
+}
+
+/// The group with the positions it had at the instant. Partitions with no offset then are left
+/// out; the rest keep what the snapshot knew of them (log range, topic id) where it knew them.
+/// Pure.
+pub fn at_instant(g: &GroupSnapshot, state: &State) -> GroupSnapshot {
+    let known: BTreeMap<(String, i32), &PartitionOffset> = g
+        .partitions
+        .iter()
+        .map(|p| ((p.topic.clone(), p.partition), p))
+        .collect();
+    let partitions = state
+        .iter()
+        .filter(|((group, _, _), _)| group == &g.group_id)
+        .map(|((_, topic, partition), pos)| {
+            let before = known.get(&(topic.clone(), *partition));
+            PartitionOffset {
+                topic: topic.clone(),
+                partition: *partition,
+                offset: pos.offset,
+                leader_epoch: pos.leader_epoch,
+                metadata: Some(pos.metadata.clone()).filter(|m| !m.is_empty()),
+                log_start_offset: before.and_then(|p| p.log_start_offset),
+                log_end_offset: before.and_then(|p| p.log_end_offset),
+                lag: None,
+                last_record_timestamp: None,
+                topic_id: pos
+                    .topic_id
+                    .clone()
+                    .or_else(|| before.and_then(|p| p.topic_id.clone())),
+            }
+        })
+        .collect();
+    GroupSnapshot {
+        partitions,
+        ..g.clone()
+    }
+}
+
+/// One group at `at` (ms): its base positions, then its records among `later` (the records of
+/// its partition after the base, in log order) that belong at or before `at`. Only the
+/// partitions the filter selects are kept: the log also holds the group's other topics. Returns
+/// the group, the records replayed (those that can move a position: commits, deletions, the
+/// group's deletion) and when the last of them belongs. Pure.
+pub fn replay_group(
+    g: &GroupSnapshot,
+    later: &[Timed],
+    at: i64,
+    filter: &Filter,
+) -> (GroupSnapshot, usize, Option<i64>) {
+    let mine: Vec<&Timed> = later
+        .iter()
+        .filter(|t| t.at <= at && moves(&t.record) == Some(g.group_id.as_str()))
+        .collect();
+    let last = mine.last().map(|t| t.at);
+    let state = state_at(base_of(g), mine.iter().copied(), at);
+    let mut out = at_instant(g, &state);
+    out.partitions
+        .retain(|p| filter.wants_partition(&p.topic, p.partition));
+    (out, mine.len(), last)
+}
+
+/// The segment manifests of one source partition that can hold records after `from` (ms), in
+/// log order. Pure.
+fn segments_after(
+    all: &[(String, SegmentManifest)],
+    partition: i32,
+    from: i64,
+) -> Vec<&(String, SegmentManifest)> {
+    let mut mine: Vec<&(String, SegmentManifest)> = all
+        .iter()
+        .filter(|(_, m)| m.meta.partition == partition)
+        .filter(|(_, m)| m.meta.last_timestamp.is_none_or(|t| t > from))
+        .collect();
+    mine.sort_by_key(|(_, m)| m.meta.start);
+    mine
+}
+
+/// Why the archive cannot be used for a base of `cluster_id`, if it cannot: a segment of
+/// another cluster's log would replay that cluster's commits. Pure.
+fn cluster_problem(segments: &[&SegmentMeta], partition: i32, cluster_id: &str) -> Option<String> {
+    let other = segments.iter().find(|m| m.cluster_id != cluster_id)?;
+    Some(format!(
+        "the commit-log archive of __consumer_offsets[{partition}] holds segment {} of cluster {}, but the snapshot is of cluster {cluster_id}: keep each cluster's archive in a store of its own",
+        other.key(),
+        other.cluster_id
+    ))
+}
+
+/// The selected groups of the base snapshot `base` at `req.at`: `groups` are the base's groups
+/// the selection keeps, with their selected partitions. Refused (exit 7) when the archive does
+/// not cover the interval for one of them, or when a named group is a share group.
+pub async fn reconstruct(
+    store: &Store,
+    base: &SnapshotMeta,
+    groups: Vec<GroupSnapshot>,
+    req: &AtRequest,
+) -> Result<AtInstant> {
+    let (share, groups): (Vec<GroupSnapshot>, Vec<GroupSnapshot>) = groups
+        .into_iter()
+        .partition(|g| g.group_type == GroupType::Share);
+    if let Some(g) = share
+        .iter()
+        .find(|g| req.filter.groups.contains(&g.group_id))
+    {
+        return Err(req.refusal(format!(
+            "group {} is a share group: its positions are kept in __share_group_state, which the commit-log archive does not hold; use a snapshot (its id) instead",
+            g.group_id
+        )));
+    }
+    let all = manifests(store).await?;
+    let Some(count) = all.first().map(|(_, m)| m.meta.partitions) else {
+        return Err(req.refusal(format!(
+            "--at needs the commit-log archive, and {} has none: run offset-vault follow --once (regularly, from before the snapshots), then try again",
+            store.url()
+        )));
+    };
+    let metas: Vec<SegmentMeta> = all.iter().map(|(_, m)| m.meta.clone()).collect();
+    let from = base.created_at;
+    let from_ms = from.timestamp_millis();
+    let at_ms = req.at.timestamp_millis();
+    // Every group's coverage is checked before any segment is read.
+    let mut partitions: BTreeMap<String, i32> = BTreeMap::new();
+    for g in &groups {
+        let partition =
+            crate::wire::offsets_partition(&g.group_id, count as usize).unwrap_or(0) as i32;
+        if let Some(why) = coverage_problem(partition, &metas, from, req.at) {
+            return Err(req.refusal(format!("group {}: {why}", g.group_id)));
+        }
+        let used: Vec<&SegmentMeta> = segments_after(&all, partition, from_ms)
+            .into_iter()
+            .map(|(_, m)| &m.meta)
+            .collect();
+        if let Some(why) = cluster_problem(&used, partition, &base.cluster_id) {
+            return Err(req.refusal(format!("group {}: {why}", g.group_id)));
+        }
+        partitions.insert(g.group_id.clone(), partition);
+    }
+    // Each source partition is read once, however many groups it holds.
+    let mut read: BTreeMap<i32, (usize, Vec<Timed>)> = BTreeMap::new();
+    for partition in partitions.values().collect::<BTreeSet<_>>() {
+        let mine = segments_after(&all, *partition, from_ms);
+        let mut later = Vec::new();
+        for (key, m) in &mine {
+            for row in read_segment(store, key, m).await? {
+                let timed = Timed::new(row.record, row.timestamp);
+                if timed.at > from_ms {
+                    later.push(timed);
+                }
+            }
+        }
+        read.insert(*partition, (mine.len(), later));
+    }
+    let out = groups
+        .iter()
+        .map(|g| {
+            let partition = partitions[&g.group_id];
+            let (segments, later) = &read[&partition];
+            let (snapshot, records, last) = replay_group(g, later, at_ms, &req.filter);
+            AtGroup {
+                source: Source {
+                    group_id: g.group_id.clone(),
+                    source_partition: partition,
+                    segments: *segments,
+                    records,
+                    last_record_at: last.and_then(DateTime::from_timestamp_millis),
+                    committed: !snapshot.partitions.is_empty(),
+                },
+                snapshot,
+            }
+        })
+        .collect();
+    Ok(AtInstant {
+        at: req.at,
+        base_id: base.id.clone(),
+        base_created_at: from,
+        groups: out,
+        segments: read.values().map(|(n, _)| n).sum(),
+        left_out: share.into_iter().map(|g| g.group_id).collect(),
+    })
+}
+
+/// The error of a base that was not found, with what `--at` needs.
+pub fn no_base(e: Error) -> Error {
+    match e {
+        Error::NotFound {
+            what: "snapshot",
+            name,
+            hint,
+        } => Error::NotFound {
+            what: "snapshot",
+            name,
+            hint: format!(
+                "{hint}. --at needs a snapshot taken at or before TIME as its base, and the commit-log archive from before that snapshot on: pick a later TIME, or take snapshots (and run offset-vault follow --once) regularly"
+            ),
+        },
+        other => other,
+    }
+}
+
+/// What `show`, `diff` and `export` read for `--at TIME`.
+#[derive(Debug, Clone)]
+pub struct ReadAt {
+    /// The base snapshot, and why it was chosen.
+    pub chosen: Chosen,
+    /// The base's connectors: they name the sink groups of `--connector`. Their config, state
+    /// and source offsets are the base's, not the instant's: the commit log does not hold them.
+    pub connectors: Vec<ConnectorSnapshot>,
+    pub instant: AtInstant,
+}
+
+/// Chooses the base (the newest complete snapshot-kind snapshot created at or before the
+/// instant that holds the named groups and connectors), verifies it, and reconstructs the
+/// groups the filter selects at the instant. Reads only the store.
+pub async fn read(store: &Store, req: &AtRequest) -> Result<ReadAt> {
+    let eligible = Eligible {
+        groups: req.filter.groups.clone(),
+        connectors: req.filter.connectors.clone(),
+        ..Default::default()
+    };
+    let chosen = choose(store, &Choice::Before(req.at), &eligible)
+        .await
+        .map_err(no_base)?;
+    let opened = repo::open_verified(store, &chosen.manifest).await?;
+    let refs: Vec<&ConnectorSnapshot> = opened.connectors.iter().collect();
+    let wanted = req.filter.group_set(&refs);
+    let mut groups = Vec::new();
+    opened.for_each_group(&mut |mut g| {
+        if wanted.as_ref().is_none_or(|w| w.contains(&g.group_id)) {
+            g.partitions
+                .retain(|p| req.filter.wants_partition(&p.topic, p.partition));
+            groups.push(g);
+        }
+        Ok(())
+    })?;
+    let instant = reconstruct(store, &chosen.manifest.meta, groups, req).await?;
+    Ok(ReadAt {
+        connectors: opened.connectors.clone(),
+        chosen,
+        instant,
+    })
+}
+
+#[cfg(test)]
+#[path = "at_tests.rs"]
+mod tests;

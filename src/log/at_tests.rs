@@ -1,0 +1,248 @@
+use super::*;
+use crate::log::testing;
+
+fn p(topic: &str, partition: i32, offset: i64, log_end: i64) -> PartitionOffset {
+    PartitionOffset {
+        topic: topic.into(),
+        partition,
+        offset,
+        leader_epoch: None,
+        metadata: None,
+        log_start_offset: Some(0),
+        log_end_offset: Some(log_end),
+        lag: None,
+        last_record_timestamp: None,
+        topic_id: Some("id".into()),
+    }
+}
+
+fn group(id: &str, partitions: Vec<PartitionOffset>) -> GroupSnapshot {
+    GroupSnapshot {
+        group_id: id.into(),
+        state: crate::kafka::GroupState::Empty,
+        protocol_type: "consumer".into(),
+        group_type: crate::kafka::GroupType::Classic,
+        members: vec![],
+        connector: None,
+        configs: Default::default(),
+        partitions,
+    }
+}
+
+#[test]
+fn the_group_gets_the_positions_of_the_instant_and_keeps_what_the_snapshot_knew() {
+    let g = group("g", vec![p("t", 0, 5, 50), p("t", 1, 6, 60)]);
+    let mut state = base_of(&g);
+    // At the instant: partition 0 moved to 9, partition 1 was deleted, partition 2 is new.
+    let pos = |offset| Position {
+        offset,
+        leader_epoch: Some(1),
+        metadata: String::new(),
+        topic_id: None,
+        committed_at: Some(1),
+    };
+    state.insert(("g".into(), "t".into(), 0), pos(9));
+    state.remove(&("g".into(), "t".into(), 1));
+    state.insert(("g".into(), "t".into(), 2), pos(3));
+    state.insert(("other".into(), "t".into(), 0), pos(77));
+    let out = at_instant(&g, &state);
+    let got: Vec<(i32, i64, Option<i64>, Option<&str>)> = out
+        .partitions
+        .iter()
+        .map(|p| {
+            (
+                p.partition,
+                p.offset,
+                p.log_end_offset,
+                p.topic_id.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(got, [(0, 9, Some(50), Some("id")), (2, 3, None, None)]);
+    assert_eq!(out.partitions[0].leader_epoch, Some(1));
+}
+
+/// A commit of `group` on `topic`, at `at`.
+fn commit_on(group: &str, topic: &str, partition: i32, offset: i64, at: i64) -> Timed {
+    let mut record = testing::commit(group, partition, offset, at);
+    if let LogRecord::OffsetCommit { topic: t, .. } = &mut record {
+        *t = topic.into();
+    }
+    Timed::new(record, at)
+}
+
+#[test]
+fn a_group_is_replayed_from_its_own_records_up_to_the_instant_and_the_selected_topics() {
+    let commit = |g: &str, partition, offset, at| commit_on(g, "t", partition, offset, at);
+    let later = vec![
+        commit("g", 0, 8, 110),
+        commit("other", 0, 99, 115),
+        // A rebalance's metadata moves nothing and is not counted.
+        Timed::new(
+            LogRecord::GroupMetadata {
+                group: "g".into(),
+                kind: crate::log::record::GroupKind::Classic {
+                    protocol_type: Some("consumer".into()),
+                },
+                deleted: false,
+            },
+            118,
+        ),
+        commit_on("g", "u", 0, 4, 120),
+        commit("g", 0, 15, 130),
+        Timed::new(testing::tombstone("g", 1), 140),
+        Timed::new(testing::group_deleted("g"), 150),
+        commit("g", 0, 2, 160),
+    ];
+    let base = group("g", vec![p("t", 0, 3, 30), p("t", 1, 6, 60)]);
+    let all = Filter::default();
+    let only_t = Filter {
+        topics: vec!["t".into()],
+        ..Default::default()
+    };
+    // (instant, filter, (topic, partition, offset) at the instant, records replayed, last)
+    type Case<'a> = (
+        i64,
+        &'a Filter,
+        Vec<(&'a str, i32, i64)>,
+        usize,
+        Option<i64>,
+    );
+    let cases: Vec<Case> = vec![
+        // Before any record: the base as it was.
+        (105, &all, vec![("t", 0, 3), ("t", 1, 6)], 0, None),
+        // Between two commits: the earlier one; the other group's commit is not counted.
+        (
+            125,
+            &all,
+            vec![("t", 0, 8), ("t", 1, 6), ("u", 0, 4)],
+            2,
+            Some(120),
+        ),
+        // The log also holds topics the selection leaves out.
+        (125, &only_t, vec![("t", 0, 8), ("t", 1, 6)], 2, Some(120)),
+        (
+            130,
+            &all,
+            vec![("t", 0, 15), ("t", 1, 6), ("u", 0, 4)],
+            3,
+            Some(130),
+        ),
+        // An offset deleted before the instant is gone.
+        (145, &all, vec![("t", 0, 15), ("u", 0, 4)], 4, Some(140)),
+        // A deleted group has nothing at the instant, until it commits again.
+        (155, &all, vec![], 5, Some(150)),
+        (500, &all, vec![("t", 0, 2)], 6, Some(160)),
+    ];
+    for (at, filter, want, records, last) in cases {
+        let (out, n, l) = replay_group(&base, &later, at, filter);
+        let got: Vec<(&str, i32, i64)> = out
+            .partitions
+            .iter()
+            .map(|p| (p.topic.as_str(), p.partition, p.offset))
+            .collect();
+        assert_eq!(got, want, "at {at} {filter:?}");
+        assert_eq!((n, l), (records, last), "at {at} {filter:?}");
+    }
+}
+
+fn manifest(
+    partition: i32,
+    start: i64,
+    last: Option<i64>,
+    cluster: &str,
+) -> (String, SegmentManifest) {
+    let meta = SegmentMeta {
+        format_version: "1.0".into(),
+        cluster_id: cluster.into(),
+        topic: "__consumer_offsets".into(),
+        partitions: 50,
+        partition,
+        start,
+        next: start + 10,
+        rows: 1,
+        ignored: 0,
+        unknown: 0,
+        first_timestamp: last,
+        last_timestamp: last,
+        sealed_at: DateTime::from_timestamp_millis(1_000).unwrap(),
+    };
+    (
+        format!("{}.json", meta.key()),
+        SegmentManifest {
+            meta,
+            file: String::new(),
+            size: 0,
+            sha256: String::new(),
+        },
+    )
+}
+
+#[test]
+fn only_the_segments_of_the_partition_that_can_hold_later_records_are_read_in_log_order() {
+    let all = vec![
+        manifest(3, 20, Some(300), "c"),
+        manifest(3, 0, Some(100), "c"),
+        manifest(3, 10, Some(200), "c"),
+        manifest(4, 0, Some(900), "c"),
+        manifest(3, 30, None, "c"),
+    ];
+    let starts: Vec<i64> = segments_after(&all, 3, 150)
+        .iter()
+        .map(|(_, m)| m.meta.start)
+        .collect();
+    assert_eq!(starts, [10, 20, 30]);
+}
+
+#[test]
+fn a_segment_of_another_cluster_is_refused() {
+    let a = manifest(3, 0, Some(100), "c").1.meta;
+    let b = manifest(3, 10, Some(200), "other").1.meta;
+    assert_eq!(cluster_problem(&[&a], 3, "c"), None);
+    let why = cluster_problem(&[&a, &b], 3, "c").unwrap();
+    assert!(
+        why.contains("of cluster other, but the snapshot is of cluster c"),
+        "{why}"
+    );
+}
+
+#[test]
+fn the_instant_says_where_its_groups_came_from_and_which_are_absent() {
+    let t = |ms| DateTime::from_timestamp_millis(ms).unwrap();
+    let source = |id: &str, records, committed| Source {
+        group_id: id.into(),
+        source_partition: 7,
+        segments: 2,
+        records,
+        last_record_at: None,
+        committed,
+    };
+    let instant = AtInstant {
+        at: t(1_796_292_197_250),
+        base_id: "20261203T100000.000Z-abc".into(),
+        base_created_at: t(1_796_292_000_000),
+        groups: vec![
+            AtGroup {
+                snapshot: group("a", vec![p("t", 0, 1, 1)]),
+                source: source("a", 3, true),
+            },
+            AtGroup {
+                snapshot: group("b", vec![]),
+                source: source("b", 1, false),
+            },
+        ],
+        segments: 2,
+        left_out: vec!["s".into()],
+    };
+    assert_eq!(
+        instant.describe(),
+        "at 2026-12-03T10:03:17.250Z: snapshot 20261203T100000.000Z-abc plus 4 archived record(s) after it from 2 segment(s)"
+    );
+    assert_eq!(instant.absent(), ["b"]);
+    let present: Vec<&str> = instant.present().map(|g| g.group_id.as_str()).collect();
+    assert_eq!(present, ["a"]);
+    let notes = instant.notes();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(notes[0].contains("for b (not yet committed"), "{notes:?}");
+    assert!(notes[1].contains("share group(s) s"), "{notes:?}");
+}
