@@ -24,6 +24,12 @@ pub struct DiffArgs {
     /// such as 2h meaning two hours ago); the old side.
     #[arg(long, value_name = "TIME")]
     pub before: Option<String>,
+    /// The committed offsets exactly as they were at TIME (RFC 3339 with milliseconds, or a
+    /// duration such as 15m ago): the newest snapshot before TIME plus every commit the
+    /// commit-log archive (`follow`) holds up to TIME. A side after the ids and --before, before
+    /// --latest and --live (twice: two instants). Connectors are not compared with such a side.
+    #[arg(long, value_name = "TIME")]
+    pub at: Vec<String>,
     /// Compare with the committed offsets in the cluster now (the new side).
     #[arg(long)]
     pub live: bool,
@@ -114,9 +120,17 @@ pub struct PruneArgs {
 #[derive(Debug, Args)]
 pub struct ExportArgs {
     /// Snapshot id, or a unique prefix of one.
-    pub id: String,
+    #[arg(required_unless_present = "at", conflicts_with = "at")]
+    pub id: Option<String>,
+    /// The committed offsets exactly as they were at TIME (RFC 3339 with milliseconds, or a
+    /// duration such as 15m ago): the newest snapshot before TIME plus every commit the
+    /// commit-log archive (`follow`) holds up to TIME. Refused (exit 7) when the archive does not
+    /// cover TIME; a group with no committed offset at TIME is named on stderr and not written.
+    #[arg(long, value_name = "TIME")]
+    pub at: Option<String>,
     /// Only this group (repeatable). Default: every group of the snapshot except share groups
-    /// (whose start offsets are not consumer offsets); name a share group to export it.
+    /// (whose start offsets are not consumer offsets); name a share group to export it (not
+    /// with --at: the commit log does not hold a share group's positions).
     #[arg(long = "group", value_name = "GROUP")]
     pub groups: Vec<String>,
     /// Write to this file instead of standard output.
@@ -168,6 +182,10 @@ Examples:
   # Since an hour ago, every partition listed, as JSON
   offset-vault diff --before 1h --latest --all --output json
 
+  # The offsets exactly as they were at an instant against now; or two instants
+  offset-vault diff --at 2026-12-03T10:03:17.250Z --live --group billing
+  offset-vault diff --at 2h --at 1h --group billing
+
 With --exit-code: 0 when there are no differences, 1 when there are (other exit codes: offset-vault --help).";
 
 pub(super) const PRUNE_EXAMPLES: &str = "\
@@ -197,7 +215,10 @@ Examples:
       --reset-offsets --from-file billing.csv --execute
 
   # Several groups: group,topic,partition,offset, on standard output
-  offset-vault export 20261201T0930 > offsets.csv";
+  offset-vault export 20261201T0930 > offsets.csv
+
+  # The offsets exactly as they were at an instant (snapshot + commit-log archive)
+  offset-vault export --at 2026-12-03T10:03:17.250Z --group billing --file billing.csv";
 
 pub(super) const IMPORT_EXAMPLES: &str = "\
 Examples:

@@ -141,8 +141,17 @@ async fn cmd_list(cli: &Cli, args: &ListArgs) -> Result<i32> {
 }
 
 async fn cmd_show(cli: &Cli, args: &ShowArgs) -> Result<i32> {
+    let id = match (&args.id, &args.at) {
+        (_, Some(at)) => return super::at::show(cli, args, at).await,
+        (Some(id), None) => id,
+        (None, None) => {
+            return Err(crate::error::Error::usage(
+                "say what to show: a snapshot id, or --at TIME",
+            ))
+        }
+    };
     let store = open_store(cli)?;
-    let manifest = repo::resolve(&store, &args.id).await?;
+    let manifest = repo::resolve(&store, id).await?;
     let opened = repo::open_verified(&store, &manifest).await?;
     match cli.global.output {
         OutputFormat::Json => print_show_json(&opened)?,

@@ -20,8 +20,17 @@ use crate::snapshot::{self, Captured};
 use crate::store::Store;
 
 pub async fn export(cli: &Cli, args: &ExportArgs) -> Result<i32> {
+    let id = match (&args.id, &args.at) {
+        (_, Some(at)) => return export_at(cli, args, at).await,
+        (Some(id), None) => id,
+        (None, None) => {
+            return Err(Error::usage(
+                "say what to export: a snapshot id, or --at TIME",
+            ))
+        }
+    };
     let store = open_store(cli)?;
-    let manifest = repo::resolve(&store, &args.id).await?;
+    let manifest = repo::resolve(&store, id).await?;
     let opened = repo::open_verified(&store, &manifest).await?;
     for g in &args.groups {
         if !manifest.summary.group_ids.contains(g) {
@@ -68,22 +77,69 @@ pub async fn export(cli: &Cli, args: &ExportArgs) -> Result<i32> {
     }
     let mut stream = opened.groups();
     let error = stream.error_slot();
-    let mut rows = stream
-        .by_ref()
-        .filter(|g| wanted(g) && !left_out(g))
-        .flat_map(|g| {
-            let group = g.group_id;
-            g.partitions.into_iter().map(move |p| {
-                Ok(CsvOffset {
-                    group: Some(group.clone()),
-                    topic: p.topic,
-                    partition: p.partition,
-                    offset: p.offset,
-                    line: 0,
-                })
-            })
-        });
+    let mut rows = csv_rows(stream.by_ref().filter(|g| wanted(g) && !left_out(g)));
     let stream_error = || error.lock().expect("not poisoned").take();
+    let from = format!("snapshot {}", manifest.meta.id);
+    write_csv(args, &mut rows, groups, &from, stream_error)
+}
+
+/// `export --at TIME`: the offsets at an instant, the groups with none then named on stderr.
+async fn export_at(cli: &Cli, args: &ExportArgs, text: &str) -> Result<i32> {
+    let filter = crate::diff::Filter {
+        groups: args.groups.clone(),
+        ..Default::default()
+    };
+    let req = super::at::request(text, filter, "export", Utc::now())?;
+    let store = open_store(cli)?;
+    let read = crate::log::at::read(&store, &req).await?;
+    crate::noteln!("{}", read.instant.describe());
+    for note in super::at::notes(&read, &req.filter) {
+        crate::noteln!("{note}");
+    }
+    let present: Vec<GroupSnapshot> = read.instant.present().cloned().collect();
+    if present.is_empty() {
+        return Err(Error::usage(format!(
+            "no committed offsets at {} for the selected groups: nothing to export",
+            crate::log::at::millis(req.at)
+        )));
+    }
+    let groups = present.len();
+    let mut rows = csv_rows(present.into_iter());
+    let from = format!(
+        "{} (snapshot {} and the commit log)",
+        crate::log::at::millis(req.at),
+        read.instant.base_id
+    );
+    write_csv(args, &mut rows, groups, &from, || None)
+}
+
+/// The CSV rows of groups, in their order.
+fn csv_rows(
+    groups: impl Iterator<Item = GroupSnapshot>,
+) -> impl Iterator<Item = Result<CsvOffset>> {
+    groups.flat_map(|g| {
+        let group = g.group_id;
+        g.partitions.into_iter().map(move |p| {
+            Ok(CsvOffset {
+                group: Some(group.clone()),
+                topic: p.topic,
+                partition: p.partition,
+                offset: p.offset,
+                line: 0,
+            })
+        })
+    })
+}
+
+/// Writes the rows of `groups` groups to `--file` or stdout, in the one-group form when there
+/// is one; `stream_error` is the error that ended the rows early, if one did.
+fn write_csv(
+    args: &ExportArgs,
+    rows: &mut dyn Iterator<Item = Result<CsvOffset>>,
+    groups: usize,
+    from: &str,
+    stream_error: impl Fn() -> Option<Error>,
+) -> Result<i32> {
     match &args.file {
         Some(path) => {
             // Written next to the target and renamed over it once complete: a failed export
@@ -95,24 +151,20 @@ pub async fn export(cli: &Cli, args: &ExportArgs) -> Result<i32> {
                 _ => std::path::PathBuf::from("."),
             };
             let tmp = tempfile::NamedTempFile::new_in(&dir).map_err(|e| target(&e))?;
-            let written = csv_form::encode_to(
-                std::io::BufWriter::new(tmp.as_file()),
-                &mut rows,
-                groups > 1,
-            )?;
+            let written =
+                csv_form::encode_to(std::io::BufWriter::new(tmp.as_file()), rows, groups > 1)?;
             if let Some(e) = stream_error() {
                 return Err(e);
             }
             tmp.persist(path).map_err(|e| target(&e.error))?;
             crate::noteln!(
-                "{written} offset(s) of {groups} group(s) from snapshot {} written to {}",
-                manifest.meta.id,
+                "{written} offset(s) of {groups} group(s) from {from} written to {}",
                 path.display()
             );
         }
         None => {
             let out = std::io::BufWriter::new(crate::cli::output::QuietStdout);
-            csv_form::encode_to(out, &mut rows, groups > 1)?;
+            csv_form::encode_to(out, rows, groups > 1)?;
             if let Some(e) = stream_error() {
                 return Err(e);
             }

@@ -16,6 +16,7 @@ use super::{Cli, OutputFormat};
 use crate::diff::{group_rows, ConnectorDiff, Filter, PartitionDiff, Row};
 use crate::error::{exit, Error, Result};
 use crate::kafka::KafkaClient;
+use crate::log::at::{AtRequest, ReadAt};
 use crate::snapshot::choose::{choose, Choice, Eligible};
 use crate::snapshot::model::ConnectorSnapshot;
 use crate::snapshot::repo::{self, ErrorSlot, Opened};
@@ -25,11 +26,14 @@ use live::Live;
 /// One side of the comparison, as asked for.
 enum Side {
     Snapshot(Choice),
+    /// The committed offsets at an instant (`--at`).
+    At(AtRequest),
     Live,
 }
 
-/// The sides in order: ids, then `--before`, `--latest`, `--live`; exactly two.
-fn sides(args: &DiffArgs, now: DateTime<Utc>) -> Result<(Side, Side)> {
+/// The sides in order: ids, then `--before`, `--at` (in the order given), `--latest`, `--live`;
+/// exactly two.
+fn sides(args: &DiffArgs, filter: &Filter, now: DateTime<Utc>) -> Result<(Side, Side)> {
     let mut sides: Vec<Side> = args
         .ids
         .iter()
@@ -37,6 +41,14 @@ fn sides(args: &DiffArgs, now: DateTime<Utc>) -> Result<(Side, Side)> {
         .collect();
     if let Some(t) = &args.before {
         sides.push(Side::Snapshot(Choice::Before(parse_time(t, now)?)));
+    }
+    for t in &args.at {
+        sides.push(Side::At(super::at::request(
+            t,
+            filter.clone(),
+            "diff",
+            now,
+        )?));
     }
     if args.latest {
         sides.push(Side::Snapshot(Choice::Latest));
@@ -50,19 +62,23 @@ fn sides(args: &DiffArgs, now: DateTime<Utc>) -> Result<(Side, Side)> {
     let n = sides.len();
     let mut it = sides.into_iter();
     match (it.next(), it.next()) {
-        (Some(a @ Side::Snapshot(_)), Some(b)) if n == 2 => Ok((a, b)),
+        (Some(a @ (Side::Snapshot(_) | Side::At(_))), Some(b)) if n == 2 => Ok((a, b)),
         _ => Err(Error::usage(format!(
-            "diff compares two things, {n} given: pass two snapshots (ids, --before TIME, --latest), or one snapshot and --live"
+            "diff compares two things, {n} given: pass two of snapshot ids, --before TIME, --at TIME and --latest, or one of them and --live"
         ))),
     }
 }
 
 /// A side once read: its label, its connectors, and (for a snapshot) the verified snapshot,
-/// whose groups are read from its local offsets file as the comparison needs them.
+/// whose groups are read from its local offsets file as the comparison needs them, or (for an
+/// instant) the groups at the instant.
 struct Read {
     label: Value,
     cluster_id: String,
     opened: Option<Opened>,
+    at: Option<ReadAt>,
+    /// A snapshot's connectors; an instant's base's, which only name the sink groups of
+    /// `--connector` (they are not compared).
     connectors: Vec<ConnectorSnapshot>,
 }
 
@@ -73,6 +89,30 @@ fn from_opened(opened: Opened) -> Read {
         cluster_id: m.meta.cluster_id.clone(),
         connectors: opened.connectors.clone(),
         opened: Some(opened),
+        at: None,
+    }
+}
+
+fn from_instant(read: ReadAt) -> Read {
+    let i = &read.instant;
+    let sources: Vec<&crate::log::at::Source> = i.groups.iter().map(|g| &g.source).collect();
+    let m = &read.chosen.manifest.meta;
+    Read {
+        label: json!({
+            "at": i.at,
+            "snapshot": m.id,
+            "created_at": m.created_at,
+            "kind": m.kind,
+            "segments": i.segments,
+            "records": i.records(),
+            "sources": sources,
+            "absent": i.absent(),
+            "left_out": i.left_out,
+        }),
+        cluster_id: m.cluster_id.clone(),
+        connectors: read.connectors.clone(),
+        opened: None,
+        at: Some(read),
     }
 }
 
@@ -83,6 +123,9 @@ fn opened_rows<'a>(
     filter: &'a Filter,
     errors: &std::cell::RefCell<Vec<ErrorSlot>>,
 ) -> Box<dyn Iterator<Item = Row> + 'a> {
+    if let Some(at) = &read.at {
+        return Box::new(group_rows(at.instant.present().cloned(), wanted, filter));
+    }
     let Some(opened) = &read.opened else {
         return Box::new(std::iter::empty());
     };
@@ -93,13 +136,13 @@ fn opened_rows<'a>(
 
 pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
     let now = Utc::now();
-    let (old_side, new_side) = sides(args, now)?;
     let filter = Filter {
         groups: args.groups.clone(),
         connectors: args.connectors.clone(),
         topics: args.topics.clone(),
         partitions: args.partitions.clone(),
     };
+    let (old_side, new_side) = sides(args, &filter, now)?;
     let eligible = Eligible {
         groups: args.groups.clone(),
         connectors: args.connectors.clone(),
@@ -110,27 +153,39 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
         .transpose()?;
     let store = open_store(cli)?;
     crate::progress::stage("diff: reading and verifying the two sides", 0);
-    let load = |choice: Choice| {
+    let load = |side: Side| {
         let store = &store;
         let eligible = &eligible;
+        let filter = &filter;
         async move {
-            let chosen = choose(store, &choice, eligible).await?;
-            repo::open_verified(store, &chosen.manifest).await
+            match side {
+                Side::Snapshot(choice) => {
+                    let chosen = choose(store, &choice, eligible).await?;
+                    Ok(from_opened(
+                        repo::open_verified(store, &chosen.manifest).await?,
+                    ))
+                }
+                Side::At(req) => {
+                    let read = crate::log::at::read(store, &req).await?;
+                    for note in super::at::notes(&read, filter) {
+                        crate::noteln!("{note}");
+                    }
+                    Ok(from_instant(read))
+                }
+                Side::Live => Err(Error::Internal("the live side is read apart".into())),
+            }
         }
     };
-    let Side::Snapshot(old_choice) = old_side else {
-        unreachable!("the first side is always a snapshot")
-    };
-    let old = from_opened(load(old_choice).await?);
+    let old = load(old_side).await?;
 
     let old_connectors: Vec<&ConnectorSnapshot> = old.connectors.iter().collect();
     let (new, live) = match new_side {
-        Side::Snapshot(choice) => (from_opened(load(choice).await?), None),
         Side::Live => {
             let settings = kafka_settings.expect("read for --live");
             let (read, live) = read_live(cli, settings, args, &filter, &old).await?;
             (read, Some(live))
         }
+        side => (load(side).await?, None),
     };
     if new.cluster_id != old.cluster_id && live.is_none() {
         tracing::warn!(
@@ -155,7 +210,20 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
         Some(l) => l.connector_views(),
         None => live::snapshot_views(&new.connectors, &filter),
     };
-    let connector_diffs = live::compare_connectors(&old.connectors, news, &filter);
+    // An instant has no connectors to compare: the commit log holds group commits, not a
+    // connector's config, state or source offsets.
+    let instant = old.at.is_some() || new.at.is_some();
+    let connector_diffs = if instant {
+        let asked = old.connectors.iter().chain(&new.connectors);
+        if asked.clone().any(|c| filter.wants_connector(&c.name)) {
+            crate::noteln!(
+                "note: connectors are not compared with an --at side (the commit log holds group commits only); their sink groups are"
+            );
+        }
+        Vec::new()
+    } else {
+        live::compare_connectors(&old.connectors, news, &filter)
+    };
 
     crate::progress::finish();
     let shown = |d: &PartitionDiff| args.all || d.is_notable();
@@ -199,16 +267,30 @@ async fn read_live(
             bootstrap: kafka.bootstrap().to_string(),
         });
     }
-    let opened = old
-        .opened
-        .as_ref()
-        .expect("the old side is always a snapshot");
     let clients = cli.global.connect_clients()?;
-    let live = Live::read(&kafka, &clients, opened, filter).await?;
+    let live = match (&old.opened, &old.at) {
+        (Some(opened), _) => Live::read(&kafka, &clients, opened, filter).await?,
+        (None, Some(at)) => {
+            let refs: Vec<&ConnectorSnapshot> = at.connectors.iter().collect();
+            let wanted = filter.group_set(&refs);
+            let groups = at.instant.groups.iter().map(|g| g.snapshot.clone());
+            Live::read_groups(
+                &kafka,
+                &clients,
+                groups.collect(),
+                wanted.as_ref(),
+                &[],
+                filter,
+            )
+            .await?
+        }
+        (None, None) => return Err(Error::Internal("the old side is never live".into())),
+    };
     let read = Read {
         label: json!({"live": kafka.bootstrap(), "cluster_id": kafka.cluster_id(), "read_at": Utc::now()}),
         cluster_id: kafka.cluster_id().to_string(),
         opened: None,
+        at: None,
         connectors: vec![],
     };
     Ok((read, live))
@@ -235,18 +317,23 @@ mod tests {
             Side::Snapshot(Choice::Id(id)) => id.clone(),
             Side::Snapshot(Choice::Latest) => "latest".into(),
             Side::Snapshot(Choice::Before(t)) => format!("before {}", t.to_rfc3339()),
+            Side::At(req) => format!("at {}", t_text(req.at)),
             Side::Live => "live".into(),
         }
     }
 
+    fn t_text(t: DateTime<Utc>) -> String {
+        crate::log::at::millis(t)
+    }
+
     #[test]
-    fn the_two_sides_come_from_ids_before_latest_and_live_in_that_order() {
+    fn the_two_sides_come_from_ids_before_at_latest_and_live_in_that_order() {
         let now = DateTime::parse_from_rfc3339("2027-01-10T12:00:00Z")
             .unwrap()
             .with_timezone(&Utc);
         // (command line, old side, new side) or the words of the refusal
         type Want = Result<(&'static str, &'static str), &'static str>;
-        let cases: [(&str, Want); 9] = [
+        let cases: [(&str, Want); 16] = [
             ("a b", Ok(("a", "b"))),
             ("a --live", Ok(("a", "live"))),
             ("--latest --live", Ok(("latest", "live"))),
@@ -259,9 +346,37 @@ mod tests {
             ("a", Err("1 given")),
             ("a b --live", Err("3 given")),
             ("a b --partition 1", Err("--partition needs --topic")),
+            (
+                "--at 2h --live",
+                Ok(("at 2027-01-10T10:00:00.000Z", "live")),
+            ),
+            (
+                "--at 2h --latest",
+                Ok(("at 2027-01-10T10:00:00.000Z", "latest")),
+            ),
+            (
+                "--at 2h --at 1h",
+                Ok(("at 2027-01-10T10:00:00.000Z", "at 2027-01-10T11:00:00.000Z")),
+            ),
+            ("a --at 1h", Ok(("a", "at 2027-01-10T11:00:00.000Z"))),
+            (
+                "--before 3h --at 1h",
+                Ok((
+                    "before 2027-01-10T09:00:00+00:00",
+                    "at 2027-01-10T11:00:00.000Z",
+                )),
+            ),
+            ("--at 1h", Err("1 given")),
+            ("--at 2h --at 1h --live", Err("3 given")),
         ];
         for (line, want) in cases {
-            let got = sides(&args(line), now)
+            let a = args(line);
+            let filter = Filter {
+                partitions: a.partitions.clone(),
+                topics: a.topics.clone(),
+                ..Default::default()
+            };
+            let got = sides(&a, &filter, now)
                 .map(|(o, n)| (describe(&o), describe(&n)))
                 .map_err(|e| e.to_string());
             match (got, want) {

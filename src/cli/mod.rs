@@ -1,6 +1,7 @@
 //! The command line: argument types (clap), validation into library options, and printing.
 
 mod archive;
+mod at;
 mod commands;
 mod completions;
 pub mod config;
@@ -37,7 +38,8 @@ Exit codes:
   4  a named group, connector, snapshot or store directory does not exist
   5  integrity failure: a snapshot's or plan file's checksum, size, id or format does not match
   6  restore or reset blocked: an active group, or a connector that could not be stopped
-  7  restore or reset plan not applicable: targets out of range, or partitions missing
+  7  restore or reset plan not applicable: targets out of range, or partitions missing;
+     also an --at TIME (restore, show, diff, export) that the commit-log archive does not cover
   8  restore applied, but the offsets read back differ from the plan
   9  the snapshot was taken on another Kafka cluster
  10  authentication or authorization failed (SASL, ACLs, HTTP 401/403, store credentials)
@@ -180,7 +182,7 @@ pub enum Command {
     /// List the snapshots in the store, newest first.
     #[command(after_long_help = LIST_EXAMPLES)]
     List(ListArgs),
-    /// Show the content of one snapshot (verified first).
+    /// Show the content of one snapshot (verified first), or the offsets at an instant (--at).
     #[command(after_long_help = SHOW_EXAMPLES)]
     Show(ShowArgs),
     /// Re-hash every file of one or all snapshots against their manifests and ids.
@@ -207,7 +209,8 @@ pub enum Command {
     /// --execute.
     #[command(after_long_help = archive::PRUNE_EXAMPLES)]
     Prune(archive::PruneArgs),
-    /// Write a snapshot's offsets as kafka-consumer-groups --from-file CSV.
+    /// Write a snapshot's offsets, or those at an instant (--at), as kafka-consumer-groups
+    /// --from-file CSV.
     #[command(after_long_help = archive::EXPORT_EXAMPLES)]
     Export(archive::ExportArgs),
     /// Store kafka-consumer-groups CSV as a snapshot of kind import.
@@ -282,7 +285,11 @@ Examples:
 const SHOW_EXAMPLES: &str = "\
 Examples:
   offset-vault show 20261201T0930          # a unique prefix of the id is enough
-  offset-vault show 20261201T093005.042Z-3f9a1c0b7d2e4a55 --output json";
+  offset-vault show 20261201T093005.042Z-3f9a1c0b7d2e4a55 --output json
+
+  # A group's offsets exactly as they were at an instant (snapshot + commit-log archive)
+  offset-vault show --at 2026-12-03T10:03:17.250Z --group billing
+  offset-vault show --at 15m --connector orders-sink --output json";
 
 const VERIFY_EXAMPLES: &str = "\
 Examples:
@@ -399,7 +406,46 @@ pub struct ListArgs {
 #[derive(Debug, Args)]
 pub struct ShowArgs {
     /// Snapshot id, or a unique prefix of one.
-    pub id: String,
+    #[arg(required_unless_present = "at", conflicts_with = "at")]
+    pub id: Option<String>,
+    /// The committed offsets exactly as they were at TIME (RFC 3339 with milliseconds, e.g.
+    /// 2026-12-03T10:03:17.250Z, or a duration such as 15m ago): the newest snapshot before TIME
+    /// plus every commit the commit-log archive (`follow`) holds up to TIME, with where each
+    /// group's offsets came from. Refused (exit 7) when the archive does not cover TIME.
+    #[arg(long, value_name = "TIME")]
+    pub at: Option<String>,
+    /// With --at: only this group (repeatable). Default: every group of the base snapshot.
+    #[arg(
+        help_heading = "Selection",
+        long = "group",
+        value_name = "GROUP",
+        requires = "at"
+    )]
+    pub groups: Vec<String>,
+    /// With --at: this connector's sink group (repeatable).
+    #[arg(
+        help_heading = "Selection",
+        long = "connector",
+        value_name = "NAME",
+        requires = "at"
+    )]
+    pub connectors: Vec<String>,
+    /// With --at: only partitions of this topic (repeatable).
+    #[arg(
+        help_heading = "Selection",
+        long = "topic",
+        value_name = "TOPIC",
+        requires = "at"
+    )]
+    pub topics: Vec<String>,
+    /// With --at: only this partition number (repeatable; needs --topic).
+    #[arg(
+        help_heading = "Selection",
+        long = "partition",
+        value_name = "N",
+        requires = "topics"
+    )]
+    pub partitions: Vec<i32>,
 }
 
 #[derive(Debug, Args)]

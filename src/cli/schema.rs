@@ -103,14 +103,78 @@ pub struct ListedIncomplete {
     pub files: Vec<String>,
 }
 
-/// `show --output json`: one verified snapshot.
+/// `show --output json`: one verified snapshot, or (`show --at TIME`) the committed offsets at
+/// an instant.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ShowDoc {
+    Snapshot(ShowSnapshotDoc),
+    At(ShowAtDoc),
+}
+
+/// `show ID --output json`: one verified snapshot.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ShowDoc {
+pub struct ShowSnapshotDoc {
     pub schema_version: u32,
     pub manifest: Open,
     pub groups: Vec<Open>,
     pub connectors: Vec<Open>,
+}
+
+/// `show --at TIME --output json`: the newest snapshot before TIME plus the commit-log archive
+/// up to TIME.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShowAtDoc {
+    pub schema_version: u32,
+    /// The instant.
+    pub at: DateTime<Utc>,
+    pub base: ShowAtBase,
+    /// Segments of `__consumer_offsets` read, over all groups.
+    pub segments: u64,
+    /// Archived records replayed onto the base, over all groups.
+    pub records: u64,
+    /// The groups that had a committed offset at the instant, in a snapshot's group form: the
+    /// partitions are those of the instant; state, members and configs are the base's.
+    pub groups: Vec<Open>,
+    /// Where each selected group's offsets came from, the absent ones too.
+    pub sources: Vec<AtSource>,
+    /// Selected groups with no committed offset at the instant (not yet committed, or deleted).
+    pub absent: Vec<String>,
+    /// Share groups of the base left out: their positions are not in the commit log.
+    pub left_out: Vec<String>,
+}
+
+/// The base snapshot of an instant.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShowAtBase {
+    pub snapshot: String,
+    pub created_at: DateTime<Utc>,
+    pub kind: String,
+    pub cluster_id: String,
+    /// Why it was chosen, in words.
+    pub because: String,
+}
+
+/// Where one group's offsets at an instant came from.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AtSource {
+    pub group_id: String,
+    /// The partition of `__consumer_offsets` that holds the group's records.
+    pub source_partition: i32,
+    /// Segments of that partition read.
+    pub segments: u64,
+    /// The group's records after the base and up to the instant that can move a position
+    /// (commits, deletions, the group's deletion), replayed.
+    pub records: u64,
+    /// When the last of them belongs (commit time; a deletion's record time); `null` when the
+    /// base's offsets held at the instant.
+    pub last_record_at: Option<DateTime<Utc>>,
+    /// The group had a committed offset at the instant.
+    pub committed: bool,
 }
 
 /// `verify --output json`.
@@ -289,13 +353,17 @@ pub enum RestoreStatus {
 #[serde(deny_unknown_fields)]
 pub struct DiffDoc {
     pub schema_version: u32,
-    /// The old side: a snapshot (id, created_at, kind).
+    /// The old side: a snapshot (`snapshot`, `created_at`, `kind`), or the committed offsets
+    /// at an instant (`at`, its base `snapshot`, `created_at`, `kind`, `segments`, `records`,
+    /// `sources`, `absent`, `left_out`, as `show --at` has them).
     pub old: Open,
-    /// The new side: a snapshot, or the live cluster (`live`, `cluster_id`, `read_at`).
+    /// The new side: a snapshot, an instant, or the live cluster (`live`, `cluster_id`,
+    /// `read_at`).
     pub new: Open,
     /// One entry per partition listed (changed, added, removed; unchanged with --all).
     pub partitions: Vec<Open>,
-    /// One entry per connector compared.
+    /// One entry per connector compared (none when a side is an instant: the commit log holds
+    /// no connector config, state or source offsets).
     pub connectors: Vec<Open>,
     pub summary: DiffSummary,
 }

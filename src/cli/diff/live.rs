@@ -50,13 +50,33 @@ impl Live {
             }
             Ok(())
         })?;
-        for g in wanted.iter().flatten() {
+        Self::read_groups(
+            kafka,
+            clients,
+            groups,
+            wanted.as_ref(),
+            &snapshot.connectors,
+            filter,
+        )
+        .await
+    }
+
+    /// As [`Live::read`], for groups already chosen (those of `wanted`, or all) and the
+    /// connectors that `filter` selects among `connectors` (none: no connector is read).
+    pub(crate) async fn read_groups(
+        kafka: &KafkaClient,
+        clients: &[ConnectClient],
+        mut groups: Vec<GroupSnapshot>,
+        wanted: Option<&BTreeSet<String>>,
+        connectors: &[ConnectorSnapshot],
+        filter: &Filter,
+    ) -> Result<Live> {
+        for g in wanted.into_iter().flatten() {
             if !groups.iter().any(|s| &s.group_id == g) {
                 groups.push(placeholder(g));
             }
         }
-        let connectors: Vec<ConnectorSnapshot> = snapshot
-            .connectors
+        let connectors: Vec<ConnectorSnapshot> = connectors
             .iter()
             .filter(|c| filter.wants_connector(&c.name))
             .cloned()

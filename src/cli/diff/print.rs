@@ -103,6 +103,15 @@ pub(super) fn table(
 }
 
 fn side_text(label: &Value) -> String {
+    if let Some(at) = label.get("at") {
+        return format!(
+            "the committed offsets at {} (snapshot {} plus {} archived record(s) from {} segment(s))",
+            at.as_str().unwrap_or_default(),
+            label["snapshot"].as_str().unwrap_or_default(),
+            label["records"],
+            label["segments"]
+        );
+    }
     match (label.get("snapshot"), label.get("live")) {
         (Some(id), _) => format!(
             "snapshot {} (kind {}, created {})",

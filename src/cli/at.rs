@@ -1,0 +1,283 @@
+//! `--at TIME` on the read commands: the offsets at an instant as `crate::log::at` reconstructs
+//! them, parsed here from the arguments and printed (`show --at`, `export --at`; `diff` takes
+//! them as a side).
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::commands::open_store;
+use super::{Cli, OutputFormat, ShowArgs};
+use crate::diff::Filter;
+use crate::error::{exit, Error, Result};
+use crate::log::at::{self, millis, AtRequest, ReadAt, Source};
+use crate::snapshot::model::GroupSnapshot;
+use crate::timeutil::parse_time;
+
+/// The request of `--at TIME` with a selection, checked before any I/O.
+pub(super) fn request(
+    text: &str,
+    filter: Filter,
+    command: &'static str,
+    now: DateTime<Utc>,
+) -> Result<AtRequest> {
+    if !filter.partitions.is_empty() && filter.topics.is_empty() {
+        return Err(Error::usage("--partition needs --topic"));
+    }
+    let at = parse_time(text, now)?;
+    if at > now {
+        return Err(Error::usage(format!(
+            "--at {text}: {} is in the future; the commit log holds only what happened",
+            millis(at)
+        )));
+    }
+    Ok(AtRequest {
+        at,
+        filter,
+        command,
+    })
+}
+
+/// The notes for stderr about what `--at` cannot say: groups absent at the instant, share groups
+/// left out, and connectors selected whose offsets are not in the commit log (source
+/// connectors; only a sink connector's group is there).
+pub(super) fn notes(read: &ReadAt, filter: &Filter) -> Vec<String> {
+    let mut out = read.instant.notes();
+    let sources: Vec<&str> = read
+        .connectors
+        .iter()
+        .filter(|c| filter.connectors.contains(&c.name) && c.group_id.is_none())
+        .map(|c| c.name.as_str())
+        .collect();
+    if !sources.is_empty() {
+        out.push(format!(
+            "note: connector(s) {} have no consumer group: a source connector's offsets are not in the commit log (`offset-vault show {}` has them as the snapshot took them)",
+            sources.join(", "),
+            read.chosen.manifest.meta.id
+        ));
+    }
+    out
+}
+
+/// `show --output json` with `--at`.
+#[derive(Serialize)]
+struct ShowAtDoc<'a> {
+    schema_version: u32,
+    at: DateTime<Utc>,
+    base: Base<'a>,
+    /// Segments read and records replayed, over all groups.
+    segments: usize,
+    records: usize,
+    /// The groups that had a committed offset at the instant.
+    groups: Vec<&'a GroupSnapshot>,
+    /// Where each selected group's offsets came from (the absent ones too).
+    sources: Vec<&'a Source>,
+    /// Selected groups with no committed offset at the instant.
+    absent: Vec<&'a str>,
+    /// Share groups of the base left out: their positions are not in the commit log.
+    left_out: &'a [String],
+}
+
+/// The base snapshot of an instant, for JSON.
+#[derive(Serialize)]
+pub(super) struct Base<'a> {
+    snapshot: &'a str,
+    created_at: DateTime<Utc>,
+    kind: String,
+    cluster_id: &'a str,
+    because: &'a str,
+}
+
+pub(super) fn base(read: &ReadAt) -> Base<'_> {
+    let m = &read.chosen.manifest.meta;
+    Base {
+        snapshot: &m.id,
+        created_at: m.created_at,
+        kind: m.kind.to_string(),
+        cluster_id: &m.cluster_id,
+        because: &read.chosen.because,
+    }
+}
+
+/// `show --at TIME`.
+pub(super) async fn show(cli: &Cli, args: &ShowArgs, text: &str) -> Result<i32> {
+    let filter = Filter {
+        groups: args.groups.clone(),
+        connectors: args.connectors.clone(),
+        topics: args.topics.clone(),
+        partitions: args.partitions.clone(),
+    };
+    let req = request(text, filter, "show", Utc::now())?;
+    let store = open_store(cli)?;
+    let read = at::read(&store, &req).await?;
+    for note in notes(&read, &req.filter) {
+        crate::noteln!("{note}");
+    }
+    let i = &read.instant;
+    match cli.global.output {
+        OutputFormat::Json => {
+            let doc = ShowAtDoc {
+                schema_version: super::schema::SCHEMA_VERSION,
+                at: i.at,
+                base: base(&read),
+                segments: i.segments,
+                records: i.records(),
+                groups: i.present().collect(),
+                sources: i.groups.iter().map(|g| &g.source).collect(),
+                absent: i.absent(),
+                left_out: &i.left_out,
+            };
+            let text = serde_json::to_string_pretty(&doc)
+                .map_err(|e| Error::Internal(format!("encode JSON: {e}")))?;
+            crate::outln!("{text}");
+        }
+        OutputFormat::Table => print_show(&read),
+    }
+    Ok(exit::OK)
+}
+
+/// Lines of cells, each column as wide as its widest cell; the columns in `right` are aligned
+/// right (numbers).
+fn aligned(rows: &[Vec<String>], right: std::ops::Range<usize>) -> Vec<String> {
+    let mut widths: Vec<usize> = Vec::new();
+    for row in rows {
+        widths.resize(widths.len().max(row.len()), 0);
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    rows.iter()
+        .map(|row| {
+            let cells: Vec<String> = row
+                .iter()
+                .zip(&widths)
+                .enumerate()
+                .map(|(n, (cell, w))| {
+                    let pad = " ".repeat(w.saturating_sub(cell.chars().count()));
+                    if right.contains(&n) {
+                        format!("{pad}{cell}")
+                    } else {
+                        format!("{cell}{pad}")
+                    }
+                })
+                .collect();
+            cells.join("  ").trim_end().to_string()
+        })
+        .collect()
+}
+
+fn print_show(read: &ReadAt) {
+    let i = &read.instant;
+    let m = &read.chosen.manifest;
+    crate::outln!("at         {}", millis(i.at));
+    crate::outln!(
+        "base       snapshot {} (kind {}, created {})",
+        m.meta.id,
+        m.meta.kind,
+        millis(m.meta.created_at)
+    );
+    crate::outln!(
+        "cluster    {} ({})",
+        m.meta.cluster_id,
+        m.meta.bootstrap_servers
+    );
+    crate::outln!(
+        "replayed   {} archived record(s) of __consumer_offsets after the snapshot, from {} segment(s)",
+        i.records(),
+        i.segments
+    );
+    crate::outln!(
+        "verified   all {} file(s) of the snapshot and every segment read match their manifests",
+        m.files.len()
+    );
+    crate::outln!();
+    let mut rows = vec![["GROUP", "TYPE", "TOPIC", "PARTITION", "OFFSET"]
+        .map(String::from)
+        .to_vec()];
+    for g in i.present() {
+        for p in &g.partitions {
+            rows.push(vec![
+                g.group_id.clone(),
+                g.group_type.to_string(),
+                p.topic.clone(),
+                p.partition.to_string(),
+                p.offset.to_string(),
+            ]);
+        }
+    }
+    for line in aligned(&rows, 3..5) {
+        crate::outln!("{line}");
+    }
+    crate::outln!();
+    let mut rows = vec![["GROUP", "FROM", "SEGMENTS", "RECORDS", "LAST RECORD"]
+        .map(String::from)
+        .to_vec()];
+    for s in i.groups.iter().map(|g| &g.source) {
+        rows.push(vec![
+            s.group_id.clone(),
+            format!("__consumer_offsets[{}]", s.source_partition),
+            s.segments.to_string(),
+            s.records.to_string(),
+            match (s.last_record_at, s.committed) {
+                (Some(t), true) => millis(t),
+                (Some(t), false) => format!("{} (no offset left)", millis(t)),
+                (None, true) => "- (the snapshot's offsets)".into(),
+                (None, false) => "- (no offset)".into(),
+            },
+        ]);
+    }
+    for line in aligned(&rows, 2..4) {
+        crate::outln!("{line}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_time_is_checked_before_anything_is_read() {
+        let now = DateTime::parse_from_rfc3339("2026-12-03T12:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let f = |topics: &[&str], partitions: &[i32]| Filter {
+            topics: topics.iter().map(|t| t.to_string()).collect(),
+            partitions: partitions.to_vec(),
+            ..Default::default()
+        };
+        // (time, filter, the instant or the words of the refusal)
+        let cases: Vec<(&str, Filter, std::result::Result<&str, &str>)> = vec![
+            (
+                "2026-12-03T10:03:17.250Z",
+                f(&[], &[]),
+                Ok("2026-12-03T10:03:17.250Z"),
+            ),
+            ("15m", f(&["t"], &[1]), Ok("2026-12-03T11:45:00.000Z")),
+            ("yesterday", f(&[], &[]), Err("RFC 3339")),
+            ("2026-12-04T00:00:00Z", f(&[], &[]), Err("in the future")),
+            ("1h", f(&[], &[1]), Err("--partition needs --topic")),
+        ];
+        for (text, filter, want) in cases {
+            let got = request(text, filter, "show", now)
+                .map(|r| millis(r.at))
+                .map_err(|e| e.to_string());
+            match (got, want) {
+                (Ok(t), Ok(w)) => assert_eq!(t, w, "{text}"),
+                (Err(e), Err(words)) => assert!(e.contains(words), "{text}: {e}"),
+                (got, want) => panic!("{text}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn columns_are_as_wide_as_their_widest_cell_and_numbers_align_right() {
+        let row = |cells: &[&str]| cells.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+        let rows = vec![
+            row(&["GROUP", "OFFSET", "LAST"]),
+            row(&["a-long-group", "7", "-"]),
+        ];
+        assert_eq!(
+            aligned(&rows, 1..2),
+            ["GROUP         OFFSET  LAST", "a-long-group       7  -"]
+        );
+    }
+}
