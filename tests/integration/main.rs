@@ -8,6 +8,7 @@ mod environment;
 mod group_types;
 mod group_types_env;
 mod log;
+mod log_at;
 mod log_history;
 mod reset;
 mod restore;

@@ -10,6 +10,7 @@
 //! - [`streams`]: streams groups with the test Streams application and `kafka-streams-groups`;
 //! - [`connect`]: the Kafka Connect REST API and FileStream connector configs;
 //! - [`s3`]: clients and URLs for the S3 server;
+//! - [`schema`]: the published JSON Schemas, to validate documents against;
 //! - [`poll`]: [`poll::eventually`], the one way tests wait for something;
 //! - [`services`]: stopping, killing and starting the real services for fault injection;
 //! - [`ov`]: running the `offset-vault` binary.
@@ -26,6 +27,7 @@ pub mod kcg;
 pub mod ov;
 pub mod poll;
 pub mod s3;
+pub mod schema;
 pub mod services;
 pub mod share;
 pub mod streams;

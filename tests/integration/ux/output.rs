@@ -1,28 +1,13 @@
 //! What scripts and people see: JSON documents against the published schemas, and progress
 //! bars only on a terminal.
 
-use std::path::Path;
 use std::process::Command;
 
 use super::{args, config_file};
 use crate::support::kafka::{self, Take};
 use crate::support::ov::{local_files, local_store, ov, ov_raw};
+use crate::support::schema::validate;
 use crate::support::{env, unique_name};
-
-/// Validates `doc` against `docs/schema/NAME.schema.json`.
-fn validate(name: &str, doc: &serde_json::Value) {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("docs/schema/{name}.schema.json"));
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
-    let errors: Vec<String> = validator
-        .iter_errors(doc)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "{name}: {errors:#?}\n{doc:#}");
-    assert_eq!(doc["schema_version"], 1, "{name}");
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn json_output_matches_the_published_schemas() {
