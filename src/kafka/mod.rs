@@ -22,7 +22,7 @@ pub use ffi::{
 };
 pub use group::{DescribeError, GroupState, GroupType};
 pub use properties::ClientProperties;
-pub use tail::{PartitionRead, RawRecord};
+pub use tail::{Assignment, PartitionRead, RawRecord, Starter, Tail, TailEvent};
 
 use crate::error::{Error, Result};
 use crate::wire::Cluster;

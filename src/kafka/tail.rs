@@ -1,16 +1,16 @@
-//! Reading a topic's records from a group's positions to the end, and committing the positions:
-//! what the commit-log follower needs of Kafka. Records come with their offsets, timestamps and
-//! raw key and value bytes; nothing is decoded here.
+//! Following a topic from positions the caller decides, in a group or alone, and committing the
+//! positions: what the commit-log follower needs of Kafka. Records come with their offsets,
+//! timestamps and raw key and value bytes; nothing is decoded here.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::error::KafkaError;
 use rdkafka::message::Message;
 use rdkafka::{Offset, TopicPartitionList};
 
-use super::{blocking, client_config, KafkaClient};
+use super::{client_config, KafkaClient};
 use crate::error::{Error, Result};
 
 /// One record as it is in the log.
@@ -23,167 +23,14 @@ pub struct RawRecord {
     pub value: Option<Vec<u8>>,
 }
 
-/// One partition read from `start` up to (not including) `next`.
+/// One partition read from `start` up to (not including) `next` (for tests and tools that read
+/// a range at once).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionRead {
     pub partition: i32,
     pub start: i64,
     pub next: i64,
     pub records: Vec<RawRecord>,
-}
-
-impl KafkaClient {
-    /// Reads every partition of `topic` from `group`'s committed position (the log start where
-    /// it has none) to the end of the log as it is when the read starts, with `read_committed`
-    /// (records of aborted transactions never appear). Commits nothing. Also returns the
-    /// topic's partition count.
-    pub async fn read_to_end(&self, topic: &str, group: &str) -> Result<(i32, Vec<PartitionRead>)> {
-        let (settings, topic, group) =
-            (self.settings.clone(), topic.to_string(), group.to_string());
-        blocking(move || {
-            let consumer: BaseConsumer = client_config(&settings)
-                .set("group.id", &group)
-                .set("isolation.level", "read_committed")
-                .set("enable.partition.eof", "true")
-                .set("auto.offset.reset", "earliest")
-                .create()
-                .map_err(|e| Error::kafka("consumer", e))?;
-            let timeout = settings.timeout;
-            let metadata = consumer
-                .fetch_metadata(Some(&topic), timeout)
-                .map_err(|e| read_error(&topic, &group, e))?;
-            let count = metadata
-                .topics()
-                .iter()
-                .find(|t| t.name() == topic)
-                .map_or(0, |t| t.partitions().len()) as i32;
-            if count == 0 {
-                return Err(Error::NotFound {
-                    what: "topic",
-                    name: topic,
-                    hint: "; the principal needs DESCRIBE on it".into(),
-                });
-            }
-            let mut all = TopicPartitionList::new();
-            for p in 0..count {
-                all.add_partition(&topic, p);
-            }
-            let committed = consumer
-                .committed_offsets(all, timeout)
-                .map_err(|e| read_error(&topic, &group, e))?;
-            let mut reads: BTreeMap<i32, PartitionRead> = BTreeMap::new();
-            let mut ends: BTreeMap<i32, i64> = BTreeMap::new();
-            let mut assign = TopicPartitionList::new();
-            for p in 0..count {
-                let (low, high) = consumer
-                    .fetch_watermarks(&topic, p, timeout)
-                    .map_err(|e| read_error(&topic, &group, e))?;
-                let start = match committed.find_partition(&topic, p).map(|e| e.offset()) {
-                    Some(Offset::Offset(n)) if n >= low => n,
-                    _ => low,
-                };
-                reads.insert(
-                    p,
-                    PartitionRead {
-                        partition: p,
-                        start,
-                        next: start,
-                        records: Vec::new(),
-                    },
-                );
-                if start < high {
-                    ends.insert(p, high);
-                    assign
-                        .add_partition_offset(&topic, p, Offset::Offset(start))
-                        .map_err(|e| Error::kafka("assign", e))?;
-                }
-            }
-            consumer
-                .assign(&assign)
-                .map_err(|e| Error::kafka("assign", e))?;
-            // Read until every assigned partition reports its end (with read_committed, the
-            // last stable offset) or has passed the end seen at the start.
-            let mut last_progress = Instant::now();
-            while !ends.is_empty() {
-                match consumer.poll(Duration::from_millis(200)) {
-                    None => {}
-                    Some(Err(KafkaError::PartitionEOF(p))) => {
-                        ends.remove(&p);
-                    }
-                    Some(Err(e)) => return Err(read_error(&topic, &group, e)),
-                    Some(Ok(m)) => {
-                        last_progress = Instant::now();
-                        let p = m.partition();
-                        if let Some(read) = reads.get_mut(&p) {
-                            read.records.push(RawRecord {
-                                offset: m.offset(),
-                                timestamp: m.timestamp().to_millis().unwrap_or(-1),
-                                key: m.key().map(<[u8]>::to_vec),
-                                value: m.payload().map(<[u8]>::to_vec),
-                            });
-                        }
-                        if ends.get(&p).is_some_and(|end| m.offset() + 1 >= *end) {
-                            ends.remove(&p);
-                        }
-                    }
-                }
-                if last_progress.elapsed() > timeout {
-                    return Err(Error::Timeout {
-                        service: "Kafka",
-                        op: format!("reading {topic}"),
-                        after: timeout,
-                        detail: format!(
-                            "no record and no end of partition for partitions {:?}",
-                            ends.keys().collect::<Vec<_>>()
-                        ),
-                    });
-                }
-            }
-            // Where each partition's next read starts: past transaction markers too.
-            let positions = consumer
-                .position()
-                .map_err(|e| Error::kafka("position", e))?;
-            for read in reads.values_mut() {
-                let after_last = read.records.last().map_or(read.start, |r| r.offset + 1);
-                read.next = match positions
-                    .find_partition(&topic, read.partition)
-                    .map(|e| e.offset())
-                {
-                    Some(Offset::Offset(n)) if n >= after_last => n,
-                    _ => after_last,
-                };
-            }
-            Ok((count, reads.into_values().collect()))
-        })
-        .await
-    }
-
-    /// Commits `group`'s positions on `topic` (partition, next offset to read).
-    pub async fn commit_positions(
-        &self,
-        topic: &str,
-        group: &str,
-        positions: &[(i32, i64)],
-    ) -> Result<()> {
-        let (settings, topic, group) =
-            (self.settings.clone(), topic.to_string(), group.to_string());
-        let positions = positions.to_vec();
-        blocking(move || {
-            let consumer: BaseConsumer = client_config(&settings)
-                .set("group.id", &group)
-                .create()
-                .map_err(|e| Error::kafka("consumer", e))?;
-            let mut tpl = TopicPartitionList::new();
-            for (p, next) in positions {
-                tpl.add_partition_offset(&topic, p, Offset::Offset(next))
-                    .map_err(|e| Error::kafka("commit", e))?;
-            }
-            consumer
-                .commit(&tpl, CommitMode::Sync)
-                .map_err(|e| read_error(&topic, &group, e))
-        })
-        .await
-    }
 }
 
 /// A read or commit that failed; an authorization failure names the ACLs it needs.
@@ -196,5 +43,269 @@ fn read_error(topic: &str, group: &str, e: KafkaError) -> Error {
             advice: "Grant the principal DESCRIBE and READ on the topic __consumer_offsets and READ on the follower's group (kafka-acls --topic __consumer_offsets --group ...)",
         },
         _ => Error::kafka("reading the commit log", e),
+    }
+}
+
+/// What one poll of a [`Tail`] brought.
+#[derive(Debug)]
+pub enum TailEvent {
+    Record(i32, RawRecord),
+    /// The partition's log end (with read_committed, its last stable offset) was reached.
+    End(i32),
+}
+
+/// Decides where each newly assigned partition starts reading, inside the rebalance (before any
+/// record of it is fetched), from the partitions and the group's committed positions of them.
+pub type Starter = Box<dyn Fn(&[(i32, Option<i64>)]) -> Vec<(i32, i64)> + Send + Sync>;
+
+/// The rebalance context of a following consumer: assigned partitions start where the
+/// [`Starter`] says; assignments and revocations are queued for the caller.
+pub struct TailContext {
+    topic: String,
+    starter: Starter,
+    changes: std::sync::Mutex<Vec<Assignment>>,
+}
+
+/// A change of the partitions a following consumer reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Assignment {
+    /// Partitions now read, from these offsets.
+    Assigned(Vec<(i32, i64)>),
+    /// Partitions no longer read.
+    Revoked(Vec<i32>),
+}
+
+impl rdkafka::ClientContext for TailContext {}
+
+impl rdkafka::consumer::ConsumerContext for TailContext {
+    fn rebalance(
+        &self,
+        consumer: &BaseConsumer<Self>,
+        err: rdkafka::types::RDKafkaRespErr,
+        tpl: &mut TopicPartitionList,
+    ) {
+        use rdkafka::types::RDKafkaRespErr::*;
+        let partitions: Vec<i32> = tpl
+            .elements_for_topic(&self.topic)
+            .iter()
+            .map(|e| e.partition())
+            .collect();
+        match err {
+            RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS => {
+                let committed: BTreeMap<i32, i64> = consumer
+                    .committed_offsets(tpl.clone(), Duration::from_secs(30))
+                    .map(|c| {
+                        c.elements_for_topic(&self.topic)
+                            .iter()
+                            .filter_map(|e| match e.offset() {
+                                Offset::Offset(n) => Some((e.partition(), n)),
+                                _ => None,
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let asked: Vec<(i32, Option<i64>)> = partitions
+                    .iter()
+                    .map(|p| (*p, committed.get(p).copied()))
+                    .collect();
+                let starts = (self.starter)(&asked);
+                for (p, start) in &starts {
+                    let _ = tpl.set_partition_offset(&self.topic, *p, Offset::Offset(*start));
+                }
+                if let Err(e) = consumer.assign(tpl) {
+                    tracing::warn!("assigning {:?} of {}: {e}", partitions, self.topic);
+                }
+                self.push(Assignment::Assigned(starts));
+            }
+            RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS => {
+                if let Err(e) = consumer.unassign() {
+                    tracing::warn!("unassigning {}: {e}", self.topic);
+                }
+                self.push(Assignment::Revoked(partitions));
+            }
+            other => {
+                tracing::warn!("rebalance of the follower group failed: {other:?}");
+                let _ = consumer.unassign();
+                self.push(Assignment::Revoked(partitions));
+            }
+        }
+    }
+}
+
+impl TailContext {
+    fn push(&self, a: Assignment) {
+        if let Ok(mut changes) = self.changes.lock() {
+            changes.push(a);
+        }
+    }
+}
+
+/// A consumer following a topic with read_committed, in the group's protocol (`subscribe`) or
+/// on every partition by itself. Blocking: use it from a blocking thread.
+pub struct Tail {
+    consumer: BaseConsumer<TailContext>,
+    topic: String,
+    group: String,
+    timeout: Duration,
+}
+
+impl KafkaClient {
+    /// A consumer of `topic` in `group`. With `subscribe`, partitions are split among the
+    /// group's members by Kafka; otherwise the caller assigns them ([`Tail::assign`]).
+    pub fn tail(
+        &self,
+        topic: &str,
+        group: &str,
+        subscribe: bool,
+        starter: Starter,
+    ) -> Result<Tail> {
+        let context = TailContext {
+            topic: topic.to_string(),
+            starter,
+            changes: Default::default(),
+        };
+        let consumer: BaseConsumer<TailContext> = client_config(&self.settings)
+            .set("group.id", group)
+            .set("isolation.level", "read_committed")
+            .set("enable.partition.eof", "true")
+            .set("enable.auto.commit", "false")
+            .set("enable.auto.offset.store", "false")
+            .set("auto.offset.reset", "earliest")
+            .create_with_context(context)
+            .map_err(|e| Error::kafka("consumer", e))?;
+        if subscribe {
+            consumer
+                .subscribe(&[topic])
+                .map_err(|e| read_error(topic, group, e))?;
+        }
+        Ok(Tail {
+            consumer,
+            topic: topic.to_string(),
+            group: group.to_string(),
+            timeout: self.settings.timeout,
+        })
+    }
+}
+
+impl Tail {
+    /// The topic's partition count; not found is an error naming the ACL it needs.
+    pub fn partition_count(&self) -> Result<i32> {
+        let metadata = self
+            .consumer
+            .fetch_metadata(Some(&self.topic), self.timeout)
+            .map_err(|e| read_error(&self.topic, &self.group, e))?;
+        let count = metadata
+            .topics()
+            .iter()
+            .find(|t| t.name() == self.topic)
+            .map_or(0, |t| t.partitions().len()) as i32;
+        if count == 0 {
+            return Err(Error::NotFound {
+                what: "topic",
+                name: self.topic.clone(),
+                hint: "; the principal needs DESCRIBE on it".into(),
+            });
+        }
+        Ok(count)
+    }
+
+    /// Reads these partitions from these offsets (without the group's protocol).
+    pub fn assign(&self, starts: &[(i32, i64)]) -> Result<()> {
+        let mut tpl = TopicPartitionList::new();
+        for (p, start) in starts {
+            tpl.add_partition_offset(&self.topic, *p, Offset::Offset(*start))
+                .map_err(|e| Error::kafka("assign", e))?;
+        }
+        self.consumer
+            .assign(&tpl)
+            .map_err(|e| Error::kafka("assign", e))
+    }
+
+    /// The partitions' log start and end offsets.
+    pub fn watermarks(&self, partition: i32) -> Result<(i64, i64)> {
+        self.consumer
+            .fetch_watermarks(&self.topic, partition, self.timeout)
+            .map_err(|e| read_error(&self.topic, &self.group, e))
+    }
+
+    /// The group's committed positions of these partitions.
+    pub fn committed(&self, partitions: &[i32]) -> Result<BTreeMap<i32, i64>> {
+        let mut tpl = TopicPartitionList::new();
+        for p in partitions {
+            tpl.add_partition(&self.topic, *p);
+        }
+        let committed = self
+            .consumer
+            .committed_offsets(tpl, self.timeout)
+            .map_err(|e| read_error(&self.topic, &self.group, e))?;
+        Ok(committed
+            .elements_for_topic(&self.topic)
+            .iter()
+            .filter_map(|e| match e.offset() {
+                Offset::Offset(n) => Some((e.partition(), n)),
+                _ => None,
+            })
+            .collect())
+    }
+
+    /// One poll: a record, a partition's end, or nothing within `wait`.
+    pub fn poll(&self, wait: Duration) -> Result<Option<TailEvent>> {
+        match self.consumer.poll(wait) {
+            None => Ok(None),
+            Some(Err(KafkaError::PartitionEOF(p))) => Ok(Some(TailEvent::End(p))),
+            Some(Err(e)) => Err(read_error(&self.topic, &self.group, e)),
+            Some(Ok(m)) => Ok(Some(TailEvent::Record(
+                m.partition(),
+                RawRecord {
+                    offset: m.offset(),
+                    timestamp: m.timestamp().to_millis().unwrap_or(-1),
+                    key: m.key().map(<[u8]>::to_vec),
+                    value: m.payload().map(<[u8]>::to_vec),
+                },
+            ))),
+        }
+    }
+
+    /// The assignments and revocations since the last call.
+    pub fn assignments(&self) -> Vec<Assignment> {
+        self.consumer
+            .context()
+            .changes
+            .lock()
+            .map(|mut c| std::mem::take(&mut *c))
+            .unwrap_or_default()
+    }
+
+    /// Where the next read of `partition` starts (past transaction markers too), if known.
+    pub fn position(&self, partition: i32) -> Option<i64> {
+        let positions = self.consumer.position().ok()?;
+        match positions.find_partition(&self.topic, partition)?.offset() {
+            Offset::Offset(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// Moves the read of `partition` to `offset`.
+    pub fn seek(&self, partition: i32, offset: i64) -> Result<()> {
+        self.consumer
+            .seek(&self.topic, partition, Offset::Offset(offset), self.timeout)
+            .map_err(|e| Error::kafka("seek", e))
+    }
+
+    /// Commits the group's positions (partition, next offset to read).
+    pub fn commit(&self, positions: &[(i32, i64)]) -> Result<()> {
+        let mut tpl = TopicPartitionList::new();
+        for (p, next) in positions {
+            tpl.add_partition_offset(&self.topic, *p, Offset::Offset(*next))
+                .map_err(|e| Error::kafka("commit", e))?;
+        }
+        self.consumer
+            .commit(&tpl, CommitMode::Sync)
+            .map_err(|e| read_error(&self.topic, &self.group, e))
+    }
+
+    /// Leaves the group (a clean handover of its partitions to the other followers).
+    pub fn close(self) {
+        self.consumer.unsubscribe();
     }
 }

@@ -210,6 +210,28 @@ impl Store {
         }
     }
 
+    /// Whether an object exists.
+    pub async fn exists(&self, key: &str) -> Result<bool> {
+        match self.inner.head(&Path::from(key)).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(self.err(key, e)),
+        }
+    }
+
+    /// Writes an object, replacing what is there: only for small mutable pointers (the commit
+    /// log's partition heads), never for archived content.
+    pub async fn put(&self, key: &str, bytes: Bytes) -> Result<()> {
+        self.inner
+            .put(&Path::from(key), PutPayload::from_bytes(bytes))
+            .await
+            .map_err(|e| self.err(key, e))?;
+        if let Some(root) = &self.local_root {
+            set_owner_only(&root.join(key)).map_err(|e| Error::store(&self.url, e))?;
+        }
+        Ok(())
+    }
+
     /// Writes an object that must not exist yet. Never overwrites.
     pub async fn put_new(&self, key: &str, bytes: Bytes) -> Result<()> {
         let path = Path::from(key);
