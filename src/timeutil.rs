@@ -26,6 +26,13 @@ pub fn parse_time(text: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>> {
     )))
 }
 
+/// A time in ms since the epoch as RFC 3339 with milliseconds (the number itself if out of range).
+pub fn millis_text(ms: i64) -> String {
+    DateTime::from_timestamp_millis(ms)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+        .unwrap_or_else(|| ms.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,32 +1,16 @@
-//! `offset-vault follow --once` (archive `__consumer_offsets` as sealed segments) and
-//! `offset-vault history GROUP` (a group's archived changes).
+//! `offset-vault history GROUP`: a group's archived changes.
 
 use chrono::Utc;
 use clap::Args;
 use comfy_table::Cell;
-use serde_json::json;
 
 use super::history_plot::{self, PlotTarget};
 use super::output::{print_json, right, table};
 use super::{Cli, OutputFormat};
 use crate::error::{Error, Result};
-use crate::kafka::KafkaClient;
 use crate::log::applied::AppliedBy;
-use crate::log::follow::follow_once;
 use crate::log::history::{history, Change, History, HistoryFilter};
-use crate::store::Store;
 use crate::timeutil::parse_time;
-
-pub(super) const FOLLOW_EXAMPLES: &str = "\
-Examples:
-  # Archive every commit written since the last run, then exit (a CronJob or a timer)
-  offset-vault --store s3://backups/offsets follow --once
-
-The follower reads __consumer_offsets with read_committed from its group's positions (the log
-start on the first run) to the end of the log, writes one sealed segment per partition that
-moved (log/date=YYYY-MM-DD/partition=NN/<start>-<next>.parquet, then its .json manifest), and
-only then commits its positions: a run that fails is repeated from the same place. It needs
-DESCRIBE and READ on the topic __consumer_offsets and READ on its group.";
 
 pub(super) const HISTORY_EXAMPLES: &str = "\
 Examples:
@@ -43,17 +27,6 @@ expires, so the two are not told apart); group-deleted.
 
 --plot FILE draws each partition's committed offset over time (.svg or .png, by the
 extension), with rewinds, restores and deletions marked; the table, JSON or CSV is printed too.";
-
-/// Arguments of `follow`.
-#[derive(Debug, Args)]
-pub struct FollowArgs {
-    /// Archive up to the end of the log as it is now, seal and exit.
-    #[arg(long)]
-    pub once: bool,
-    /// The follower's consumer group: where its position is kept.
-    #[arg(long, default_value = "offset-vault-follower", value_name = "GROUP")]
-    pub group_id: String,
-}
 
 /// Arguments of `history`.
 #[derive(Debug, Args)]
@@ -81,47 +54,8 @@ pub struct HistoryArgs {
     pub plot: Option<std::path::PathBuf>,
 }
 
-pub async fn cmd_follow(cli: &Cli, args: &FollowArgs) -> Result<i32> {
-    if !args.once {
-        return Err(Error::usage(
-            "follow archives up to the end of the log and exits: pass --once (run it from a timer or CronJob; a follower that keeps running is not available yet)",
-        ));
-    }
-    let settings = cli.global.kafka_settings()?;
-    let store = Store::open(cli.global.store_url()?, cli.global.timeout)?;
-    let kafka = KafkaClient::connect(settings).await?;
-    let done = follow_once(&kafka, &store, &args.group_id).await?;
-    for w in &done.warnings {
-        crate::alertln!("warning: {w}");
-    }
-    match cli.global.output {
-        OutputFormat::Json => print_json(&json!({
-            "store": store.url(),
-            "segments": done.segments,
-            "records": done.records,
-            "ignored": done.ignored,
-            "unknown": done.unknown,
-        })),
-        OutputFormat::Table => crate::outln!(
-            "{} segment(s), {} record(s) archived to {} ({} not needed, {} unknown)",
-            done.segments.len(),
-            done.records,
-            store.url(),
-            done.ignored,
-            done.unknown
-        ),
-    }
-    Ok(crate::error::exit::OK)
-}
-
 fn millis(t: &str) -> Result<i64> {
     Ok(parse_time(t, Utc::now())?.timestamp_millis())
-}
-
-fn time_text(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
-        .unwrap_or_else(|| ms.to_string())
 }
 
 fn opt<T: ToString>(v: Option<T>) -> String {
@@ -210,7 +144,7 @@ fn print_csv(h: &History) -> Result<i32> {
     for c in &h.changes {
         let by = c.by.as_ref();
         w.write_record([
-            time_text(c.at),
+            crate::timeutil::millis_text(c.at),
             kind_text(c),
             opt(c.topic.as_ref()),
             opt(c.partition),
@@ -242,7 +176,7 @@ fn print_table(h: &History) {
     ]);
     for c in &h.changes {
         t.add_row(vec![
-            Cell::new(time_text(c.at)),
+            Cell::new(crate::timeutil::millis_text(c.at)),
             Cell::new(if c.flagged {
                 format!("{} !", kind_text(c))
             } else {

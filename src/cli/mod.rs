@@ -7,6 +7,7 @@ mod completions;
 pub mod config;
 mod csv;
 mod diff;
+mod follow;
 mod guard;
 mod history_plot;
 mod log;
@@ -170,7 +171,7 @@ pub struct GlobalArgs {
     pub applied: config::Applied,
 }
 
-fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
+pub(crate) fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
     humantime::parse_duration(s).map_err(|e| format!("{e} (expected e.g. 30s, 2m)"))
 }
 
@@ -198,10 +199,10 @@ pub enum Command {
     /// Plan, and with --execute apply, a verified offset reset back to a snapshot.
     #[command(after_long_help = RESTORE_EXAMPLES)]
     Restore(RestoreArgs),
-    /// Archive the commits of __consumer_offsets as sealed segments, up to the end of the log
-    /// (--once).
-    #[command(after_long_help = log::FOLLOW_EXAMPLES)]
-    Follow(log::FollowArgs),
+    /// Archive every commit of __consumer_offsets as sealed segments, continuously (or up to
+    /// the end of the log with --once).
+    #[command(after_long_help = follow::EXAMPLES)]
+    Follow(follow::FollowArgs),
     /// A group's archived offset changes (from `follow`), per partition.
     #[command(after_long_help = log::HISTORY_EXAMPLES)]
     History(log::HistoryArgs),

@@ -1,48 +1,109 @@
-//! `follow --once`: archives the records of `__consumer_offsets` from the follower group's
-//! positions to the end of the log as sealed segments, and only then commits the new positions.
-//! A run killed before the commit is repeated by the next from the same positions; the segments
-//! it had written are refused as existing (create-only keys), so nothing is written twice.
+//! `follow`: archives the records of `__consumer_offsets` as sealed segments (see
+//! [`super::archive`] for the layout and the fence between followers).
+//!
+//! Where a partition starts is decided by the archive, not by the follower's committed
+//! position: the `next` of the partition's last index entry, or the log start when the archive
+//! has none or the log no longer holds that offset (then the skipped range is recorded as a gap
+//! and a base snapshot of the groups is taken, so a restore to an instant after it has a base).
+//! A follower killed at any point therefore resumes with no gap and no duplicate: a segment is
+//! part of the archive once its index entry exists, and the next run starts after it. The
+//! group's position is committed after each segment too, for monitoring and as the group's
+//! record of progress.
+//!
+//! Several followers in one group split the partitions through Kafka's group protocol; a
+//! partition's buffered records are dropped when it is revoked (its new owner reads them again
+//! from the archive's end), and two followers that sealed the same range race on the index
+//! entry's create-only key, which exactly one wins.
 
-use bytes::Bytes;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
 use chrono::Utc;
+use regex::Regex;
 use serde::Serialize;
 
+use super::archive::{self, Head, Published};
 use super::record::{decode, LogRecord};
-use super::segment::{self, Row, SegmentMeta, SEGMENT_FORMAT_VERSION};
-use crate::error::Result;
-use crate::kafka::{KafkaClient, PartitionRead};
-use crate::snapshot::manifest::sha256_hex;
+use super::segment::{Row, SegmentMeta, SEGMENT_FORMAT_VERSION};
+use crate::error::{Error, Result};
+use crate::kafka::{Assignment, KafkaClient, PartitionRead, RawRecord, Tail, TailEvent};
 use crate::store::Store;
+
+pub use super::archive::SegmentManifest;
 
 /// The topic the follower archives.
 pub const OFFSETS_TOPIC: &str = "__consumer_offsets";
 
-/// A segment's manifest, written beside it after it: the description and the file's checksum.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct SegmentManifest {
-    #[serde(flatten)]
-    pub meta: SegmentMeta,
-    pub file: String,
-    pub size: u64,
-    pub sha256: String,
+/// How the follower runs.
+#[derive(Debug, Clone)]
+pub struct FollowOptions {
+    /// The follower's own consumer group (never archived).
+    pub group: String,
+    /// Archive up to the log end seen at the start, on every partition, then stop.
+    pub once: bool,
+    /// The longest a record waits in memory before its segment is sealed.
+    pub interval: Duration,
+    /// Records held in memory, over all partitions, before the largest buffer is sealed early.
+    pub max_buffered: usize,
+    /// Only these groups (none: every group but the follower's own).
+    pub groups: Vec<String>,
+    pub group_pattern: Option<String>,
 }
 
-impl SegmentManifest {
-    /// The manifest's key: the segment's, with `.json` for `.parquet`.
-    pub fn key_of(segment_key: &str) -> String {
-        format!("{}.json", segment_key.trim_end_matches(".parquet"))
-    }
-}
-
-/// What one run archived.
+/// What a run archived.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Followed {
+    /// Data files written.
     pub segments: Vec<String>,
     pub records: u64,
+    /// Records of types not stored, or of groups not selected.
     pub ignored: u64,
     pub unknown: u64,
-    /// Records that could not be decoded (counted with `unknown`), one line each.
+    /// Ranges the log no longer held, recorded as gaps.
+    pub gaps: Vec<String>,
+    /// Ranges another follower archived first.
+    pub lost: Vec<String>,
+    /// Commits that moved an offset backwards.
+    pub rewinds: u64,
+    /// The base snapshot taken after a first start or a gap.
+    pub base_snapshot: Option<String>,
+    /// Records that could not be decoded (counted with `unknown`) and other problems, one line
+    /// each.
     pub warnings: Vec<String>,
+}
+
+/// One source record, decoded.
+enum Decoded {
+    Row(Row),
+    Ignored,
+    Unknown(String),
+}
+
+fn decode_raw(partition: i32, r: &RawRecord) -> Decoded {
+    let Some(key) = &r.key else {
+        return Decoded::Unknown(format!(
+            "{OFFSETS_TOPIC}[{partition}]@{}: a record without a key; skipped",
+            r.offset
+        ));
+    };
+    match decode(key, r.value.as_deref()) {
+        Ok(LogRecord::Ignored { .. }) => Decoded::Ignored,
+        Ok(LogRecord::Unknown { record_type }) => Decoded::Unknown(format!(
+            "{OFFSETS_TOPIC}[{partition}]@{}: record type {record_type} is not known; skipped",
+            r.offset
+        )),
+        Ok(record) => Decoded::Row(Row {
+            source_offset: r.offset,
+            timestamp: r.timestamp,
+            record,
+        }),
+        Err(e) => Decoded::Unknown(format!(
+            "{OFFSETS_TOPIC}[{partition}]@{}: {e}; skipped",
+            r.offset
+        )),
+    }
 }
 
 /// The rows of one partition's read, with the counts of records not stored. Pure.
@@ -50,93 +111,573 @@ pub fn rows_of(read: &PartitionRead, warnings: &mut Vec<String>) -> (Vec<Row>, u
     let (mut ignored, mut unknown) = (0, 0);
     let mut rows = Vec::new();
     for r in &read.records {
-        let Some(key) = &r.key else {
-            unknown += 1;
-            continue;
-        };
-        match decode(key, r.value.as_deref()) {
-            Ok(LogRecord::Ignored { .. }) => ignored += 1,
-            Ok(LogRecord::Unknown { record_type }) => {
+        match decode_raw(read.partition, r) {
+            Decoded::Row(row) => rows.push(row),
+            Decoded::Ignored => ignored += 1,
+            Decoded::Unknown(w) => {
+                // A record without a key is counted, not reported one by one.
+                if r.key.is_some() {
+                    warnings.push(w);
+                }
                 unknown += 1;
-                warnings.push(format!(
-                    "{OFFSETS_TOPIC}[{}]@{}: record type {record_type} is not known; skipped",
-                    read.partition, r.offset
-                ));
-            }
-            Ok(record) => rows.push(Row {
-                source_offset: r.offset,
-                timestamp: r.timestamp,
-                record,
-            }),
-            Err(e) => {
-                unknown += 1;
-                warnings.push(format!(
-                    "{OFFSETS_TOPIC}[{}]@{}: {e}; skipped",
-                    read.partition, r.offset
-                ));
             }
         }
     }
     (rows, ignored, unknown)
 }
 
-/// Archives everything from the follower group's positions to the log end, then commits the
-/// positions past it.
-pub async fn follow_once(kafka: &KafkaClient, store: &Store, group: &str) -> Result<Followed> {
-    let (partitions, reads) = kafka.read_to_end(OFFSETS_TOPIC, group).await?;
-    let mut out = Followed::default();
-    let mut positions = Vec::new();
-    for read in reads.iter().filter(|r| r.next > r.start) {
-        let (rows, ignored, unknown) = rows_of(read, &mut out.warnings);
-        let meta = SegmentMeta {
-            format_version: SEGMENT_FORMAT_VERSION.into(),
-            cluster_id: kafka.cluster_id().to_string(),
-            topic: OFFSETS_TOPIC.into(),
-            partitions,
-            partition: read.partition,
-            start: read.start,
-            next: read.next,
-            rows: rows.len() as u64,
-            ignored,
-            unknown,
-            first_timestamp: read.records.first().map(|r| r.timestamp),
-            last_timestamp: read.records.last().map(|r| r.timestamp),
-            sealed_at: Utc::now(),
-        };
-        let bytes = segment::encode(&meta, &rows)?;
-        let key = meta.key();
-        let manifest = SegmentManifest {
-            file: key.rsplit('/').next().unwrap_or_default().to_string(),
-            size: bytes.len() as u64,
-            sha256: sha256_hex(&bytes),
-            meta,
-        };
-        store.put_new(&key, Bytes::from(bytes)).await?;
-        crate::failpoint::hit("follow-before-segment-manifest");
-        let body = serde_json::to_vec_pretty(&manifest)
-            .map_err(|e| crate::Error::Internal(e.to_string()))?;
-        store
-            .put_new(&SegmentManifest::key_of(&key), Bytes::from(body))
-            .await?;
-        out.records += manifest.meta.rows;
-        out.ignored += ignored;
-        out.unknown += unknown;
-        out.segments.push(key);
-        positions.push((read.partition, read.next));
+/// The group a record is about.
+fn group_of(record: &LogRecord) -> Option<&str> {
+    match record {
+        LogRecord::OffsetCommit { group, .. } | LogRecord::GroupMetadata { group, .. } => {
+            Some(group)
+        }
+        _ => None,
     }
-    // Every segment is durable: only now does the follower's position move.
-    if !positions.is_empty() {
-        kafka
-            .commit_positions(OFFSETS_TOPIC, group, &positions)
-            .await?;
+}
+
+/// Which groups are archived. Pure.
+struct Selected {
+    own: String,
+    names: Vec<String>,
+    pattern: Option<Regex>,
+}
+
+impl Selected {
+    fn new(opts: &FollowOptions) -> Result<Self> {
+        let pattern = opts
+            .group_pattern
+            .as_deref()
+            .map(|p| {
+                Regex::new(&format!("^(?:{p})$"))
+                    .map_err(|e| Error::usage(format!("--group-pattern {p}: {e}")))
+            })
+            .transpose()?;
+        Ok(Selected {
+            own: opts.group.clone(),
+            names: opts.groups.clone(),
+            pattern,
+        })
+    }
+
+    fn wants(&self, group: &str) -> bool {
+        if group == self.own {
+            return false;
+        }
+        if self.names.is_empty() && self.pattern.is_none() {
+            return true;
+        }
+        self.names.iter().any(|n| n == group)
+            || self.pattern.as_ref().is_some_and(|p| p.is_match(group))
+    }
+}
+
+/// One partition's records since its last segment.
+#[derive(Debug)]
+struct Buffer {
+    start: i64,
+    /// The first offset not read yet.
+    next: i64,
+    rows: Vec<Row>,
+    raw: u64,
+    ignored: u64,
+    unknown: u64,
+    first_timestamp: Option<i64>,
+    last_timestamp: Option<i64>,
+    opened: Option<Instant>,
+    /// The log end was reached and nothing was read since.
+    at_end: bool,
+    /// When the head was last written.
+    head_written: Option<Instant>,
+    /// For --once: the log end when the run started.
+    stop_at: Option<i64>,
+}
+
+impl Buffer {
+    fn new(start: i64) -> Self {
+        Buffer {
+            start,
+            next: start,
+            rows: Vec::new(),
+            raw: 0,
+            ignored: 0,
+            unknown: 0,
+            first_timestamp: None,
+            last_timestamp: None,
+            opened: None,
+            at_end: false,
+            head_written: None,
+            stop_at: None,
+        }
+    }
+
+    fn reset(&mut self, start: i64) {
+        let (at_end, head_written, stop_at) = (self.at_end, self.head_written, self.stop_at);
+        *self = Buffer::new(start);
+        (self.at_end, self.head_written, self.stop_at) = (at_end, head_written, stop_at);
+    }
+
+    fn done(&self) -> bool {
+        self.at_end || self.stop_at.is_some_and(|end| self.next >= end)
+    }
+}
+
+/// Tracks the last offset of each group partition seen, to flag commits that move backwards.
+#[derive(Default)]
+struct Rewinds {
+    last: BTreeMap<(String, String, i32), i64>,
+}
+
+impl Rewinds {
+    /// A line when `row` moves an offset backwards.
+    fn check(&mut self, row: &Row) -> Option<String> {
+        match &row.record {
+            LogRecord::OffsetCommit {
+                group,
+                topic,
+                partition,
+                value: Some(v),
+            } => {
+                let key = (group.clone(), topic.clone(), *partition);
+                let before = self.last.insert(key, v.offset)?;
+                (v.offset < before).then(|| {
+                    format!(
+                        "rewind: group {group} moved {topic}[{partition}] back from {before} to {} at {} (by a client; an offset-vault restore or reset shows in history as kind restore)",
+                        v.offset,
+                        crate::timeutil::millis_text(row.timestamp)
+                    )
+                })
+            }
+            LogRecord::OffsetCommit {
+                group,
+                topic,
+                partition,
+                value: None,
+            } => {
+                self.last
+                    .remove(&(group.clone(), topic.clone(), *partition));
+                None
+            }
+            LogRecord::GroupMetadata {
+                group,
+                deleted: true,
+                ..
+            } => {
+                self.last.retain(|(g, _, _), _| g != group);
+                None
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Where each partition starts: the archive's end; with no archive of it yet, the group's
+/// committed position (a follower group moved on purpose, e.g. to the log end) or else the log
+/// start; the log start when the log no longer holds that offset. Pure.
+fn start_of(archive_end: Option<i64>, committed: Option<i64>, log_start: i64) -> i64 {
+    archive_end
+        .or(committed)
+        .filter(|o| *o >= log_start)
+        .unwrap_or(log_start)
+}
+
+/// [`start_of`] for each partition (with the group's committed position, if any).
+async fn starts(
+    store: &Store,
+    kafka: &KafkaClient,
+    partitions: &[(i32, Option<i64>)],
+) -> Result<Vec<(i32, i64)>> {
+    let set = partitions
+        .iter()
+        .map(|(p, _)| (OFFSETS_TOPIC.to_string(), *p))
+        .collect();
+    let marks = kafka.watermarks(&set).await?;
+    let mut out = Vec::new();
+    for (p, committed) in partitions {
+        let end = archive::chain_end(store, *p).await?;
+        let log_start = marks
+            .get(&(OFFSETS_TOPIC.to_string(), *p))
+            .and_then(|w| w.log_start)
+            .ok_or_else(|| {
+                Error::Internal(format!("no log start offset of {OFFSETS_TOPIC}[{p}]"))
+            })?;
+        out.push((*p, start_of(end, *committed, log_start)));
     }
     Ok(out)
+}
+
+/// The follower: its consumer, its buffers and what it did.
+struct Follower<'a> {
+    tail: &'a Tail,
+    store: &'a Store,
+    kafka: &'a KafkaClient,
+    handle: &'a tokio::runtime::Handle,
+    opts: &'a FollowOptions,
+    selected: Selected,
+    partitions: i32,
+    buffers: BTreeMap<i32, Buffer>,
+    rewinds: Rewinds,
+    out: Followed,
+    need_base: bool,
+}
+
+impl Follower<'_> {
+    fn template(&self, partition: i32) -> SegmentMeta {
+        SegmentMeta {
+            format_version: SEGMENT_FORMAT_VERSION.into(),
+            cluster_id: self.kafka.cluster_id().to_string(),
+            topic: OFFSETS_TOPIC.into(),
+            partitions: self.partitions,
+            partition,
+            start: 0,
+            next: 0,
+            rows: 0,
+            ignored: 0,
+            unknown: 0,
+            first_timestamp: None,
+            last_timestamp: None,
+            sealed_at: Utc::now(),
+            gap: None,
+        }
+    }
+
+    fn warn(&mut self, line: String) {
+        tracing::warn!("{line}");
+        self.out.warnings.push(line);
+    }
+
+    /// Partitions now read: record a gap where the log no longer held the archive's end.
+    fn assigned(&mut self, starts: &[(i32, i64)]) -> Result<()> {
+        for &(p, start) in starts {
+            let end = self.handle.block_on(archive::chain_end(self.store, p))?;
+            let from = end.unwrap_or(0);
+            if start > from {
+                let why = match end {
+                    Some(e) => format!("the log no longer held offsets {e} to {start} (compaction or retention passed the follower)"),
+                    None => format!("the follower's first read of the partition began at {start}"),
+                };
+                match self.handle.block_on(archive::publish_gap(
+                    self.store,
+                    &self.template(p),
+                    from,
+                    start,
+                    &why,
+                ))? {
+                    Published::Written(_) => {
+                        let line = format!("{OFFSETS_TOPIC}[{p}] offsets {from} to {start}: {why}; recorded as a gap");
+                        if end.is_some() {
+                            self.warn(line.clone());
+                        } else {
+                            tracing::info!("{line}");
+                        }
+                        self.out.gaps.push(line);
+                    }
+                    Published::Lost(_) => {}
+                }
+            }
+            if end.is_none() || start > from {
+                self.need_base = true;
+            }
+            let mut buffer = Buffer::new(start);
+            if self.opts.once {
+                let (_, high) = self.tail.watermarks(p)?;
+                buffer.stop_at = Some(high);
+            }
+            self.buffers.insert(p, buffer);
+        }
+        Ok(())
+    }
+
+    fn revoked(&mut self, partitions: &[i32]) {
+        for p in partitions {
+            if let Some(b) = self.buffers.remove(p) {
+                if b.raw > 0 {
+                    tracing::info!(
+                        "{OFFSETS_TOPIC}[{p}] was revoked; its {} unsealed record(s) are left to its next follower",
+                        b.raw
+                    );
+                }
+            }
+        }
+    }
+
+    fn record(&mut self, p: i32, raw: RawRecord) {
+        let Some(b) = self.buffers.get_mut(&p) else {
+            return;
+        };
+        if raw.offset < b.next {
+            return;
+        }
+        b.next = raw.offset + 1;
+        b.raw += 1;
+        b.at_end = false;
+        b.opened.get_or_insert_with(Instant::now);
+        b.first_timestamp.get_or_insert(raw.timestamp);
+        b.last_timestamp = Some(raw.timestamp);
+        match decode_raw(p, &raw) {
+            Decoded::Row(row) => {
+                if group_of(&row.record).is_some_and(|g| !self.selected.wants(g)) {
+                    b.ignored += 1;
+                    return;
+                }
+                let rewind = self.rewinds.check(&row);
+                b.rows.push(row);
+                if let Some(line) = rewind {
+                    self.out.rewinds += 1;
+                    tracing::warn!("{line}");
+                }
+            }
+            Decoded::Ignored => b.ignored += 1,
+            Decoded::Unknown(w) => {
+                b.unknown += 1;
+                self.warn(w);
+            }
+        }
+    }
+
+    /// Seals partition `p`'s buffer as a segment, then commits the position past it.
+    fn seal(&mut self, p: i32) -> Result<()> {
+        let position = self.tail.position(p);
+        let template = self.template(p);
+        let Some(b) = self.buffers.get_mut(&p) else {
+            return Ok(());
+        };
+        if b.raw == 0 {
+            return Ok(());
+        }
+        let next = position.filter(|n| *n >= b.next).unwrap_or(b.next);
+        let meta = SegmentMeta {
+            start: b.start,
+            next,
+            rows: b.rows.len() as u64,
+            ignored: b.ignored,
+            unknown: b.unknown,
+            first_timestamp: b.first_timestamp,
+            last_timestamp: b.last_timestamp,
+            sealed_at: Utc::now(),
+            ..template
+        };
+        let rows = std::mem::take(&mut b.rows);
+        let published = self
+            .handle
+            .block_on(archive::publish(self.store, &meta, &rows))?;
+        let b = self.buffers.get_mut(&p).expect("buffer");
+        match published {
+            Published::Written(m) => {
+                self.out.records += m.meta.rows;
+                self.out.ignored += m.meta.ignored;
+                self.out.unknown += m.meta.unknown;
+                self.out.segments.push(m.file);
+                b.reset(next);
+                if let Err(e) = self.tail.commit(&[(p, next)]) {
+                    // The archive already holds the segment; the next run starts after it.
+                    tracing::warn!("committing the follower's position {OFFSETS_TOPIC}[{p}]@{next}: {e} (the segment is archived; only the group's record of progress lags)");
+                }
+            }
+            Published::Lost(w) => {
+                let line = format!(
+                    "{OFFSETS_TOPIC}[{p}] from {}: another follower archived it first (to {}, {}); this follower's copy was withdrawn and it goes on from {}",
+                    meta.start, w.meta.next, w.file, w.meta.next
+                );
+                b.reset(w.meta.next);
+                self.out.lost.push(line.clone());
+                self.warn(line);
+                self.tail.seek(p, w.meta.next)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the heads of partitions read to their end with nothing pending (at most once per
+    /// interval each, always when `now`).
+    fn heads(&mut self, now: bool) -> Result<()> {
+        let interval = self.opts.interval;
+        for (p, b) in self.buffers.iter_mut() {
+            let stale = b.head_written.is_none_or(|t| t.elapsed() >= interval);
+            if b.raw == 0 && b.done() && (now || stale) {
+                // Markers past the last record are not archived: the head is the archive's end.
+                let head = Head {
+                    partition: *p,
+                    next: b.start,
+                    checked_at: Utc::now(),
+                };
+                self.handle
+                    .block_on(archive::write_head(self.store, &head))?;
+                b.head_written = Some(Instant::now());
+            }
+        }
+        Ok(())
+    }
+
+    /// The partitions due for sealing: their oldest record waited the interval, their log end
+    /// was reached in a run with --once, or (the largest) memory is at its bound.
+    fn due(&self) -> Vec<i32> {
+        let mut due: Vec<i32> = self
+            .buffers
+            .iter()
+            .filter(|(_, b)| {
+                b.raw > 0
+                    && (b.opened.is_some_and(|t| t.elapsed() >= self.opts.interval)
+                        || (self.opts.once && b.done()))
+            })
+            .map(|(p, _)| *p)
+            .collect();
+        let held: usize = self.buffers.values().map(|b| b.raw as usize).sum();
+        if held >= self.opts.max_buffered {
+            if let Some((p, _)) = self.buffers.iter().max_by_key(|(_, b)| b.raw) {
+                due.push(*p);
+            }
+        }
+        due
+    }
+
+    fn base_snapshot(&mut self) {
+        self.need_base = false;
+        let selection = crate::snapshot::model::Selection {
+            groups: self.opts.groups.clone(),
+            group_pattern: self.opts.group_pattern.clone(),
+            all_groups: self.opts.groups.is_empty() && self.opts.group_pattern.is_none(),
+            ..Default::default()
+        };
+        let opts = crate::snapshot::capture::CaptureOptions {
+            selection,
+            tags: [
+                ("taken-by".to_string(), "follow".to_string()),
+                ("reason".to_string(), "commit-log base".to_string()),
+            ]
+            .into(),
+            format: Default::default(),
+            include_secrets: false,
+            allow_partial: true,
+            allow_empty: true,
+            kind: Default::default(),
+            undo_of: None,
+        };
+        match self
+            .handle
+            .block_on(crate::snapshot::take(self.store, self.kafka, &[], &opts))
+        {
+            Ok((m, _)) => {
+                tracing::info!("base snapshot {} taken: --at an instant after it has a base", m.meta.id);
+                self.out.base_snapshot = Some(m.meta.id);
+            }
+            Err(e) => self.warn(format!(
+                "the base snapshot could not be taken ({e}): until a snapshot exists, --at before the archive's first records is refused; take one with offset-vault snapshot"
+            )),
+        }
+    }
+
+    fn run(&mut self, stop: &AtomicBool) -> Result<()> {
+        loop {
+            for a in self.tail.assignments() {
+                match a {
+                    Assignment::Assigned(starts) => self.assigned(&starts)?,
+                    Assignment::Revoked(ps) => self.revoked(&ps),
+                }
+            }
+            if self.need_base {
+                self.base_snapshot();
+            }
+            if stop.load(Ordering::SeqCst) {
+                break;
+            }
+            if self.opts.once && self.buffers.values().all(|b| b.raw == 0 && b.done()) {
+                break;
+            }
+            match self.tail.poll(Duration::from_millis(200))? {
+                Some(TailEvent::Record(p, raw)) => self.record(p, raw),
+                Some(TailEvent::End(p)) => {
+                    if let Some(b) = self.buffers.get_mut(&p) {
+                        b.at_end = true;
+                    }
+                }
+                None => {}
+            }
+            for p in self.due() {
+                self.seal(p)?;
+            }
+            self.heads(false)?;
+        }
+        // Stopping (the end with --once, or a signal): seal what is held.
+        let held: Vec<i32> = self.buffers.keys().copied().collect();
+        for p in held {
+            self.seal(p)?;
+        }
+        self.heads(true)
+    }
+}
+
+/// Follows `__consumer_offsets` into `store` until `stop` is set (or, with `--once`, the log
+/// end seen at the start). Everything buffered is sealed before it returns.
+pub async fn follow(
+    kafka: &KafkaClient,
+    store: &Store,
+    opts: &FollowOptions,
+    stop: Arc<AtomicBool>,
+) -> Result<Followed> {
+    let selected = Selected::new(opts)?;
+    let handle = tokio::runtime::Handle::current();
+    let (kafka, store, opts) = (kafka.clone(), store.clone(), opts.clone());
+    tokio::task::spawn_blocking(move || {
+        let starter = {
+            let (kafka, store, handle) = (kafka.clone(), store.clone(), handle.clone());
+            Box::new(
+                move |partitions: &[(i32, Option<i64>)]| -> Vec<(i32, i64)> {
+                    match handle.block_on(starts(&store, &kafka, partitions)) {
+                        Ok(s) => s,
+                        Err(e) => {
+                            // Without a start the partition would be read from the group's
+                            // position, which the archive may not end at: stop instead.
+                            tracing::error!("deciding where to read {partitions:?}: {e}; stopping");
+                            Vec::new()
+                        }
+                    }
+                },
+            ) as crate::kafka::Starter
+        };
+        let tail = kafka.tail(OFFSETS_TOPIC, &opts.group, !opts.once, starter)?;
+        let partitions = tail.partition_count()?;
+        let mut follower = Follower {
+            tail: &tail,
+            store: &store,
+            kafka: &kafka,
+            handle: &handle,
+            opts: &opts,
+            selected,
+            partitions,
+            buffers: BTreeMap::new(),
+            rewinds: Rewinds::default(),
+            out: Followed::default(),
+            need_base: false,
+        };
+        if opts.once {
+            let all: Vec<i32> = (0..partitions).collect();
+            let committed = tail.committed(&all)?;
+            let asked: Vec<(i32, Option<i64>)> = all
+                .iter()
+                .map(|p| (*p, committed.get(p).copied()))
+                .collect();
+            let s = handle.block_on(starts(&store, &kafka, &asked))?;
+            follower.assigned(&s)?;
+            let reading: Vec<(i32, i64)> = s
+                .iter()
+                .copied()
+                .filter(|(p, _)| !follower.buffers[p].done())
+                .collect();
+            tail.assign(&reading)?;
+        }
+        let result = follower.run(&stop);
+        let out = follower.out;
+        tail.close();
+        result.map(|()| out)
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("the follower stopped: {e}")))?
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kafka::RawRecord;
 
     #[test]
     fn records_become_rows_and_the_others_are_counted_with_a_warning_for_the_unknown() {
@@ -178,9 +719,81 @@ mod tests {
             warnings[0].contains("__consumer_offsets[4]@12") && warnings[0].contains("type 99")
         );
         assert!(warnings[1].contains("@13"), "{warnings:?}");
+    }
+
+    #[test]
+    fn a_partition_starts_where_its_archive_ends_unless_the_log_no_longer_holds_it() {
+        // (archive end, committed, log start, start)
+        let cases = [
+            (Some(40), Some(10), 0, 40),
+            (Some(40), Some(90), 0, 40),
+            (Some(40), None, 50, 50),
+            (None, Some(90), 0, 90),
+            (None, Some(10), 50, 50),
+            (None, None, 0, 0),
+            (None, None, 7, 7),
+        ];
+        for (end, committed, log_start, want) in cases {
+            assert_eq!(
+                start_of(end, committed, log_start),
+                want,
+                "{end:?} {committed:?} {log_start}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_selection_leaves_out_the_followers_own_group() {
+        let opts = |groups: &[&str], pattern: Option<&str>| FollowOptions {
+            group: "me".into(),
+            once: true,
+            interval: Duration::from_secs(60),
+            max_buffered: 10,
+            groups: groups.iter().map(|g| g.to_string()).collect(),
+            group_pattern: pattern.map(String::from),
+        };
+        // (names, pattern, group, archived)
+        let cases = [
+            (vec![], None, "orders", true),
+            (vec![], None, "me", false),
+            (vec!["orders"], None, "orders", true),
+            (vec!["orders"], None, "billing", false),
+            (vec![], Some("bill.*"), "billing", true),
+            (vec![], Some("bill"), "billing", false),
+            (vec![], Some("m."), "me", false),
+        ];
+        for (names, pattern, group, want) in cases {
+            let s = Selected::new(&opts(&names, pattern)).unwrap();
+            assert_eq!(s.wants(group), want, "{names:?} {pattern:?} {group}");
+        }
+        assert!(Selected::new(&opts(&[], Some("("))).is_err());
+    }
+
+    #[test]
+    fn a_commit_below_the_last_one_is_a_rewind_until_the_offset_is_deleted() {
+        use crate::log::testing;
+        let row = |at, record| Row {
+            source_offset: at,
+            timestamp: at,
+            record,
+        };
+        let mut r = Rewinds::default();
+        let seen: Vec<bool> = [
+            row(1, testing::commit("g", 0, 10, 1)),
+            row(2, testing::commit("g", 0, 12, 2)),
+            row(3, testing::commit("g", 0, 5, 3)),
+            row(4, testing::commit("g", 1, 1, 4)),
+            row(5, testing::tombstone("g", 0)),
+            row(6, testing::commit("g", 0, 1, 6)),
+            row(7, testing::group_deleted("g")),
+            row(8, testing::commit("g", 1, 0, 8)),
+        ]
+        .iter()
+        .map(|row| r.check(row).is_some())
+        .collect();
         assert_eq!(
-            SegmentManifest::key_of("log/date=x/partition=04/a-b.parquet"),
-            "log/date=x/partition=04/a-b.json"
+            seen,
+            [false, false, true, false, false, false, false, false]
         );
     }
 }

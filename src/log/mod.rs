@@ -4,6 +4,7 @@
 //! so does the reconstruction of the offsets at an instant that every `--at` reads ([`at`]).
 
 pub mod applied;
+pub mod archive;
 pub mod at;
 pub mod follow;
 pub mod history;

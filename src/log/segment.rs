@@ -67,6 +67,10 @@ pub struct SegmentMeta {
     pub first_timestamp: Option<i64>,
     pub last_timestamp: Option<i64>,
     pub sealed_at: DateTime<Utc>,
+    /// Set on an index entry that stands for offsets that could not be archived (the log no
+    /// longer held them), with the reason; such an entry has no data file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gap: Option<String>,
 }
 
 impl SegmentMeta {

@@ -15,6 +15,7 @@ fn meta(partition: i32, start: i64, next: i64) -> SegmentMeta {
         first_timestamp: Some(1_796_320_000_000),
         last_timestamp: Some(1_796_320_001_000),
         sealed_at: DateTime::from_timestamp_millis(1_796_320_002_000).unwrap(),
+        gap: None,
     }
 }
 

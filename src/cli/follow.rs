@@ -1,0 +1,150 @@
+//! `offset-vault follow`: archive `__consumer_offsets` as sealed segments, continuously or once.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use serde_json::json;
+
+use super::output::print_json;
+use super::{parse_duration, Cli, OutputFormat};
+use crate::error::{Error, Result};
+use crate::kafka::KafkaClient;
+use crate::log::follow::{follow, FollowOptions};
+use crate::store::Store;
+
+pub(super) const EXAMPLES: &str = "\
+Examples:
+  # Keep archiving every commit (a Deployment or a systemd service); SIGTERM seals and exits 0
+  offset-vault --store s3://backups/offsets follow
+
+  # Archive every commit written since the last run, then exit (a CronJob or a timer)
+  offset-vault --store s3://backups/offsets follow --once
+
+  # Two or more followers with one --group-id split the partitions between them
+  offset-vault --store s3://backups/offsets follow --group-id offset-vault-follower
+
+The follower reads __consumer_offsets with read_committed (aborted transactional commits never
+appear). Each partition starts where the archive of it ends (the log start on the first run,
+recorded with a base snapshot of the groups); a segment is sealed when its oldest record has
+waited --segment-interval: log/date=YYYY-MM-DD/partition=NN/<start>-<next>-<sha>.parquet, then
+its index entry log/index/partition=NN/<start>.json, then the group's position is committed. A
+follower killed at any point resumes with no gap and no duplicate. Where the log no longer holds
+the archive's end, the skipped offsets are recorded as a gap, a restore into which is refused.
+It needs DESCRIBE and READ on the topic __consumer_offsets and READ on its group.";
+
+/// Arguments of `follow`.
+#[derive(Debug, Args)]
+pub struct FollowArgs {
+    /// Archive up to the end of the log as it is now, seal and exit.
+    #[arg(long)]
+    pub once: bool,
+    /// The follower's consumer group: followers with the same one split the partitions.
+    #[arg(long, default_value = "offset-vault-follower", value_name = "GROUP")]
+    pub group_id: String,
+    /// The longest a commit waits in memory before it is sealed into the store.
+    #[arg(long, default_value = "1m", value_name = "DURATION", value_parser = parse_duration)]
+    pub segment_interval: Duration,
+    /// Records held in memory (all partitions) before the largest buffer is sealed early.
+    #[arg(long, default_value_t = 200_000, value_name = "N")]
+    pub max_buffered: usize,
+    /// Archive only this group (repeatable). Default: every group but the follower's own.
+    #[arg(help_heading = "Selection", long = "group", value_name = "GROUP")]
+    pub groups: Vec<String>,
+    /// Archive only groups whose whole id matches this regular expression.
+    #[arg(help_heading = "Selection", long, value_name = "REGEX")]
+    pub group_pattern: Option<String>,
+}
+
+/// Sets `stop` on SIGTERM or Ctrl-C.
+fn stop_on_signal(stop: Arc<AtomicBool>) {
+    tokio::spawn(async move {
+        #[cfg(unix)]
+        {
+            let mut term =
+                match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        tracing::warn!("cannot listen for SIGTERM: {e}");
+                        let _ = tokio::signal::ctrl_c().await;
+                        stop.store(true, Ordering::SeqCst);
+                        return;
+                    }
+                };
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+        tracing::info!("stopping: sealing what is held");
+        stop.store(true, Ordering::SeqCst);
+    });
+}
+
+pub async fn cmd_follow(cli: &Cli, args: &FollowArgs) -> Result<i32> {
+    if args.max_buffered == 0 {
+        return Err(Error::usage("--max-buffered must be at least 1"));
+    }
+    if args.segment_interval.is_zero() {
+        return Err(Error::usage(
+            "--segment-interval must be more than 0 (e.g. 10s, 1m)",
+        ));
+    }
+    let settings = cli.global.kafka_settings()?;
+    let store = Store::open(cli.global.store_url()?, cli.global.timeout)?;
+    let kafka = KafkaClient::connect(settings).await?;
+    let opts = FollowOptions {
+        group: args.group_id.clone(),
+        once: args.once,
+        interval: args.segment_interval,
+        max_buffered: args.max_buffered,
+        groups: args.groups.clone(),
+        group_pattern: args.group_pattern.clone(),
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    stop_on_signal(stop.clone());
+    if !args.once {
+        crate::noteln!(
+            "following __consumer_offsets into {} as group {} (segments every {}); SIGTERM seals and exits",
+            store.url(),
+            args.group_id,
+            humantime::format_duration(args.segment_interval)
+        );
+    }
+    let done = follow(&kafka, &store, &opts, stop).await?;
+    match cli.global.output {
+        OutputFormat::Json => print_json(&json!({
+            "store": store.url(),
+            "segments": done.segments,
+            "records": done.records,
+            "ignored": done.ignored,
+            "unknown": done.unknown,
+            "gaps": done.gaps,
+            "lost": done.lost,
+            "rewinds": done.rewinds,
+            "base_snapshot": done.base_snapshot,
+            "warnings": done.warnings,
+        })),
+        OutputFormat::Table => {
+            for w in &done.warnings {
+                crate::alertln!("warning: {w}");
+            }
+            crate::outln!(
+                "{} segment(s), {} record(s) archived to {} ({} not needed, {} unknown){}",
+                done.segments.len(),
+                done.records,
+                store.url(),
+                done.ignored,
+                done.unknown,
+                done.base_snapshot
+                    .as_ref()
+                    .map(|id| format!("; base snapshot {id}"))
+                    .unwrap_or_default()
+            )
+        }
+    }
+    Ok(crate::error::exit::OK)
+}
