@@ -297,6 +297,7 @@ pub async fn reconstruct(
         )));
     };
     let metas: Vec<SegmentMeta> = all.iter().map(|(_, m)| m.meta.clone()).collect();
+    let heads = super::archive::heads(store).await?;
     let from = base.created_at;
     let from_ms = from.timestamp_millis();
     let at_ms = req.at.timestamp_millis();
@@ -305,7 +306,8 @@ pub async fn reconstruct(
     for g in &groups {
         let partition =
             crate::wire::offsets_partition(&g.group_id, count as usize).unwrap_or(0) as i32;
-        if let Some(why) = coverage_problem(partition, &metas, from, req.at) {
+        if let Some(why) = coverage_problem(partition, &metas, heads.get(&partition), from, req.at)
+        {
             return Err(req.refusal(format!("group {}: {why}", g.group_id)));
         }
         let used: Vec<&SegmentMeta> = segments_after(&all, partition, from_ms)

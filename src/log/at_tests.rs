@@ -166,6 +166,7 @@ fn manifest(
         first_timestamp: last,
         last_timestamp: last,
         sealed_at: DateTime::from_timestamp_millis(1_000).unwrap(),
+        gap: None,
     };
     (
         format!("{}.json", meta.key()),

@@ -16,9 +16,8 @@ use serde::Serialize;
 use super::applied::{explain, Applied, AppliedRef, Committed};
 use super::follow::SegmentManifest;
 use super::record::LogRecord;
-use super::segment::{self, discontinuities, Discontinuity, Row};
+use super::segment::{discontinuities, Discontinuity, Row};
 use crate::error::{Error, Result};
-use crate::snapshot::manifest::sha256_hex;
 use crate::store::Store;
 
 /// What happened to a partition's committed offset.
@@ -198,52 +197,7 @@ pub struct History {
     pub discontinuities: Vec<Discontinuity>,
 }
 
-/// Every segment manifest of the archive, by key.
-pub async fn manifests(store: &Store) -> Result<Vec<(String, SegmentManifest)>> {
-    let mut out = Vec::new();
-    for o in store.list("log").await? {
-        if !o.key.ends_with(".json") {
-            continue;
-        }
-        let bytes = store.get(&o.key).await?;
-        let m: SegmentManifest = serde_json::from_slice(&bytes).map_err(|e| Error::Decode {
-            path: o.key.clone(),
-            detail: format!("not a segment manifest: {e}"),
-        })?;
-        out.push((o.key, m));
-    }
-    Ok(out)
-}
-
-/// Reads one segment and checks it against its manifest before decoding it.
-pub async fn read_segment(
-    store: &Store,
-    manifest_key: &str,
-    m: &SegmentManifest,
-) -> Result<Vec<Row>> {
-    let key = manifest_key.trim_end_matches(".json").to_string() + ".parquet";
-    let bytes = store.get(&key).await?;
-    let sha = sha256_hex(&bytes);
-    if bytes.len() as u64 != m.size || sha != m.sha256 {
-        return Err(Error::Integrity {
-            id: key,
-            problems: vec![format!(
-                "{} bytes with SHA-256 {sha}, but the manifest says {} bytes with {}",
-                bytes.len(),
-                m.size,
-                m.sha256
-            )],
-        });
-    }
-    let (meta, rows) = segment::decode(&key, bytes)?;
-    if meta != m.meta {
-        return Err(Error::Integrity {
-            id: key,
-            problems: vec!["the file's description differs from its manifest".into()],
-        });
-    }
-    Ok(rows)
-}
+pub use super::archive::{manifests, read_segment};
 
 /// The history of `group` from the archive in `store`.
 pub async fn history(store: &Store, group: &str, f: &HistoryFilter) -> Result<History> {
@@ -278,7 +232,19 @@ pub async fn history(store: &Store, group: &str, f: &HistoryFilter) -> Result<Hi
         source_partition,
         segments: mine.len(),
         changes: changes(group, source_partition, &rows, &applied, f),
-        discontinuities: discontinuities(&metas),
+        discontinuities: discontinuities(&metas)
+            .into_iter()
+            .chain(
+                metas
+                    .iter()
+                    .filter(|m| m.gap.is_some())
+                    .map(|m| Discontinuity::Gap {
+                        partition: m.partition,
+                        from: m.start,
+                        to: m.next,
+                    }),
+            )
+            .collect(),
     })
 }
 

@@ -13,14 +13,21 @@ use chrono::{DateTime, Utc};
 use super::{RestoreRequest, Verified};
 use crate::diff::Filter;
 use crate::error::{Error, Result};
+use crate::log::archive::Head;
 use crate::log::at::{reconstruct, AtRequest};
 use crate::log::segment::{discontinuities, SegmentMeta};
 use crate::store::Store;
 
 /// Why the archive of one partition does not cover `(from, to]`, if it does not. Pure.
+///
+/// `head` is the partition's head, if a follower wrote one: the archive is complete to its end
+/// as of `head.checked_at` when `head.next` is where the last entry ends. A recorded gap
+/// refuses an interval that needs the records it lost: one whose base is older than the gap's
+/// discovery and whose end is after the last record archived before it.
 pub fn coverage_problem(
     partition: i32,
     segments: &[SegmentMeta],
+    head: Option<&Head>,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> Option<String> {
@@ -37,21 +44,39 @@ pub fn coverage_problem(
     let owned: Vec<SegmentMeta> = mine.iter().map(|s| (*s).clone()).collect();
     if let Some(d) = discontinuities(&owned).first() {
         return Some(format!(
-            "the commit-log archive of __consumer_offsets[{partition}] is not continuous ({d:?}): a restore into a gap is refused"
+            "the commit-log archive of __consumer_offsets[{partition}] is not continuous ({d:?}): an instant in a gap is refused, never guessed"
         ));
     }
-    if first
-        .first_timestamp
-        .is_some_and(|t| t > from.timestamp_millis())
+    let mut before_gap: Option<i64> = None;
+    for s in &mine {
+        if let Some(why) = &s.gap {
+            let needed = before_gap.is_none_or(|t| to.timestamp_millis() > t);
+            if from < s.sealed_at && needed {
+                return Some(format!(
+                    "the commit-log archive of __consumer_offsets[{partition}] has a recorded gap at offsets {} to {} ({why}, found {}); the instant needs what was lost: use an instant after {} (a snapshot was taken then) or an older one",
+                    s.start, s.next, s.sealed_at, s.sealed_at
+                ));
+            }
+        } else if s.last_timestamp.is_some() {
+            before_gap = s.last_timestamp;
+        }
+    }
+    if first.gap.is_none()
+        && first
+            .first_timestamp
+            .is_some_and(|t| t > from.timestamp_millis())
     {
         return Some(format!(
             "the commit-log archive of __consumer_offsets[{partition}] begins after the snapshot of {from}: what was committed in between is not archived"
         ));
     }
-    if last.sealed_at < to {
+    let complete_to = match head {
+        Some(h) if h.next == last.next => h.checked_at.max(last.sealed_at),
+        _ => last.sealed_at,
+    };
+    if complete_to < to {
         return Some(format!(
-            "the commit-log archive of __consumer_offsets[{partition}] ends at {}, before {to}: run offset-vault follow --once, then restore again",
-            last.sealed_at
+            "the commit-log archive of __consumer_offsets[{partition}] ends at {complete_to}, before {to}: run offset-vault follow --once (or wait for the running follower's next segment), then try again"
         ));
     }
     None
@@ -135,6 +160,7 @@ mod tests {
             first_timestamp: Some(first),
             last_timestamp: Some(first),
             sealed_at: DateTime::from_timestamp_millis(sealed).unwrap(),
+            gap: None,
         }
     }
 
@@ -146,12 +172,7 @@ mod tests {
         let cases: Vec<(Vec<SegmentMeta>, i64, i64, Option<&str>)> = vec![
             (good.clone(), 200, 800, None),
             (good.clone(), 200, 900, None),
-            (
-                good.clone(),
-                200,
-                950,
-                Some("run offset-vault follow --once, then restore"),
-            ),
+            (good.clone(), 200, 950, Some("run offset-vault follow")),
             (good.clone(), 50, 800, Some("begins after the snapshot")),
             (
                 vec![seg(3, 0, 10, 100, 500), seg(3, 12, 20, 600, 900)],
@@ -167,7 +188,68 @@ mod tests {
             ),
         ];
         for (segments, from, to, want) in cases {
-            let got = coverage_problem(3, &segments, t(from), t(to));
+            let got = coverage_problem(3, &segments, None, t(from), t(to));
+            match (got, want) {
+                (None, None) => {}
+                (Some(why), Some(words)) => assert!(why.contains(words), "{why}"),
+                (got, want) => panic!("{from} {to}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_head_extends_the_archive_and_a_recorded_gap_refuses_what_it_lost() {
+        let t = |ms| DateTime::from_timestamp_millis(ms).unwrap();
+        let good = vec![seg(3, 0, 10, 100, 500), seg(3, 10, 20, 600, 900)];
+        let head = |next, checked| Head {
+            partition: 3,
+            next,
+            checked_at: t(checked),
+        };
+        let gap = SegmentMeta {
+            rows: 0,
+            first_timestamp: None,
+            last_timestamp: None,
+            gap: Some("the log no longer held them".into()),
+            ..seg(3, 20, 30, 0, 1000)
+        };
+        let gapped = vec![
+            good[0].clone(),
+            good[1].clone(),
+            gap,
+            seg(3, 30, 40, 1100, 1200),
+        ];
+        // (segments, head, from, to, Ok or the words of the refusal)
+        type Case<'a> = (Vec<SegmentMeta>, Option<Head>, i64, i64, Option<&'a str>);
+        let cases: Vec<Case> = vec![
+            (good.clone(), Some(head(20, 2000)), 200, 1500, None),
+            (
+                good.clone(),
+                Some(head(20, 2000)),
+                200,
+                2500,
+                Some("ends at"),
+            ),
+            // A head of another end says nothing of this chain.
+            (
+                good.clone(),
+                Some(head(15, 2000)),
+                200,
+                1500,
+                Some("ends at"),
+            ),
+            (
+                gapped.clone(),
+                None,
+                200,
+                1150,
+                Some("recorded gap at offsets 20 to 30"),
+            ),
+            (gapped.clone(), None, 1050, 1150, None),
+            (gapped.clone(), None, 200, 800, Some("recorded gap")),
+        ];
+        for (segments, head, from, to, want) in cases {
+            let got = coverage_problem(3, &segments, head.as_ref(), t(from), t(to));
             match (got, want) {
                 (None, None) => {}
                 (Some(why), Some(words)) => assert!(why.contains(words), "{why}"),

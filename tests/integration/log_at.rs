@@ -293,8 +293,9 @@ async fn an_instant_the_archive_or_the_snapshots_do_not_cover_is_refused_with_wh
         ov(&store, &["show", "--at", bad]).await.expect_code(2);
     }
 
-    // An archive that begins after the snapshot: the follower's first position is the end of
-    // the log, so what was committed between the snapshot and its first run is not archived.
+    // A follower that first starts past the log start (its group was moved to the log end)
+    // records the offsets before as a gap and takes a base snapshot: an instant after the older
+    // snapshot and before the follower's start needs what the gap lost, and is refused.
     let follower = unique_name("log-at-gap-follower");
     let moved = kcg(&[
         "--group",
@@ -308,14 +309,32 @@ async fn an_instant_the_archive_or_the_snapshots_do_not_cover_is_refused_with_wh
     .await;
     assert!(moved.success, "{}{}", moved.stdout, moved.stderr);
     kafka::consume_and_commit(&g, &topic, take(3)).await; // 5
-    ov(&store, &["follow", "--once", "--group-id", &follower])
-        .await
-        .ok();
-    let refused = ov(&store, &["show", "--at", &now(), "--group", &g])
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let in_gap = now();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let followed = ov(
+        &store,
+        &[
+            "follow",
+            "--once",
+            "--group-id",
+            &follower,
+            "--output",
+            "json",
+        ],
+    )
+    .await
+    .ok()
+    .json();
+    assert!(
+        followed["base_snapshot"].is_string() && !followed["gaps"].as_array().unwrap().is_empty(),
+        "{followed:#}"
+    );
+    let refused = ov(&store, &["show", "--at", &in_gap, "--group", &g])
         .await
         .expect_code(7);
     assert!(
-        refused.stderr.contains("begins after the snapshot"),
+        refused.stderr.contains("recorded gap"),
         "{}",
         refused.stderr
     );
