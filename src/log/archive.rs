@@ -24,6 +24,7 @@ use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+pub use super::segment::Lane;
 use super::segment::{self, Row, SegmentMeta};
 use crate::error::{Error, Result};
 use crate::snapshot::manifest::sha256_hex;
@@ -49,12 +50,24 @@ pub struct SegmentManifest {
 impl SegmentManifest {
     /// The index key of the segment of `partition` that starts at `start`.
     pub fn index_key(partition: i32, start: i64) -> String {
-        format!("{INDEX_PREFIX}/partition={partition:02}/{start:020}.json")
+        Self::index_key_in(Lane::Offsets, partition, start)
+    }
+
+    /// [`Self::index_key`] in `lane`.
+    pub fn index_key_in(lane: Lane, partition: i32, start: i64) -> String {
+        format!(
+            "{}/partition={partition:02}/{start:020}.json",
+            index_prefix(lane)
+        )
     }
 
     /// This manifest's own index key.
     pub fn key(&self) -> String {
-        Self::index_key(self.meta.partition, self.meta.start)
+        Self::index_key_in(
+            Lane::of_topic(&self.meta.topic),
+            self.meta.partition,
+            self.meta.start,
+        )
     }
 
     pub fn is_gap(&self) -> bool {
@@ -74,7 +87,27 @@ pub struct Head {
 
 impl Head {
     pub fn key(partition: i32) -> String {
-        format!("{HEADS_PREFIX}/partition={partition:02}.json")
+        Self::key_in(Lane::Offsets, partition)
+    }
+
+    pub fn key_in(lane: Lane, partition: i32) -> String {
+        format!("{}/partition={partition:02}.json", heads_prefix(lane))
+    }
+}
+
+/// Where a lane's segment manifests are.
+pub fn index_prefix(lane: Lane) -> String {
+    match lane {
+        Lane::Offsets => INDEX_PREFIX.to_string(),
+        Lane::Connect => format!("{}/index", lane.root()),
+    }
+}
+
+/// Where a lane's heads are.
+pub fn heads_prefix(lane: Lane) -> String {
+    match lane {
+        Lane::Offsets => HEADS_PREFIX.to_string(),
+        Lane::Connect => format!("{}/heads", lane.root()),
     }
 }
 
@@ -107,18 +140,36 @@ async fn manifests_under(store: &Store, prefix: &str) -> Result<Vec<(String, Seg
 
 /// Every segment manifest of the archive, by partition and start.
 pub async fn manifests(store: &Store) -> Result<Vec<(String, SegmentManifest)>> {
-    manifests_under(store, INDEX_PREFIX).await
+    manifests_in(store, Lane::Offsets).await
+}
+
+/// Every segment manifest of `lane`, by partition and start.
+pub async fn manifests_in(store: &Store, lane: Lane) -> Result<Vec<(String, SegmentManifest)>> {
+    manifests_under(store, &format!("{}/", index_prefix(lane))).await
 }
 
 /// The segment manifests of one source partition, in log order.
-pub async fn manifests_of(store: &Store, partition: i32) -> Result<Vec<(String, SegmentManifest)>> {
-    manifests_under(store, &format!("{INDEX_PREFIX}/partition={partition:02}/")).await
+pub async fn manifests_of(
+    store: &Store,
+    lane: Lane,
+    partition: i32,
+) -> Result<Vec<(String, SegmentManifest)>> {
+    manifests_under(
+        store,
+        &format!("{}/partition={partition:02}/", index_prefix(lane)),
+    )
+    .await
 }
 
 /// The heads of every partition that has one.
 pub async fn heads(store: &Store) -> Result<BTreeMap<i32, Head>> {
+    heads_in(store, Lane::Offsets).await
+}
+
+/// The heads of every partition of `lane` that has one.
+pub async fn heads_in(store: &Store, lane: Lane) -> Result<BTreeMap<i32, Head>> {
     let mut out = BTreeMap::new();
-    for o in store.list(HEADS_PREFIX).await? {
+    for o in store.list(&format!("{}/", heads_prefix(lane))).await? {
         let bytes = store.get(&o.key).await?;
         let h: Head = decode_json(&o.key, &bytes, "partition head")?;
         out.insert(h.partition, h);
@@ -127,9 +178,9 @@ pub async fn heads(store: &Store) -> Result<BTreeMap<i32, Head>> {
 }
 
 /// Records that the archive of `head.partition` is complete up to `head.next` now.
-pub async fn write_head(store: &Store, head: &Head) -> Result<()> {
+pub async fn write_head(store: &Store, lane: Lane, head: &Head) -> Result<()> {
     store
-        .put(&Head::key(head.partition), encode_json(head)?)
+        .put(&Head::key_in(lane, head.partition), encode_json(head)?)
         .await
 }
 
@@ -259,8 +310,8 @@ pub async fn publish_gap(
 }
 
 /// Where the archive of `partition` ends: the `next` of its last index entry.
-pub async fn chain_end(store: &Store, partition: i32) -> Result<Option<i64>> {
-    Ok(manifests_of(store, partition)
+pub async fn chain_end(store: &Store, lane: Lane, partition: i32) -> Result<Option<i64>> {
+    Ok(manifests_of(store, lane, partition)
         .await?
         .iter()
         .map(|(_, m)| m.meta.next)

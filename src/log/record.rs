@@ -71,6 +71,14 @@ pub enum LogRecord {
         kind: GroupKind,
         deleted: bool,
     },
+    /// A source connector's position, from Kafka Connect's offsets topic: the connector, the
+    /// source partition and its offset as canonical JSON (keys sorted), or (offset `None`) the
+    /// deletion of that partition's offset.
+    SourceOffset {
+        connector: String,
+        partition: String,
+        offset: Option<String>,
+    },
     /// A group-coordinator record this tool does not need (members, assignments, ...).
     Ignored { record_type: i16 },
     /// A record type this decoder does not know.
@@ -268,6 +276,58 @@ fn classic_protocol_type(value: &[u8]) -> Result<String, DecodeError> {
         )));
     }
     Ok(v.string("protocol type")?.unwrap_or_default())
+}
+
+/// A JSON value as canonical text: object keys sorted at every level, no spaces; the same
+/// position always has the same text, whichever worker wrote it.
+pub fn canonical_json(value: &serde_json::Value) -> String {
+    fn sorted(v: &serde_json::Value) -> serde_json::Value {
+        match v {
+            serde_json::Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                serde_json::Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sorted(&m[k])))
+                        .collect(),
+                )
+            }
+            serde_json::Value::Array(a) => serde_json::Value::Array(a.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    sorted(value).to_string()
+}
+
+/// Decodes one record of Kafka Connect's offsets topic: the key is the JSON array
+/// `[connector, partition]` (Connect's internal JSON converter, without schemas), the value the
+/// offset as a JSON object, or null when the offset was deleted (`DELETE /connectors/X/offsets`,
+/// or a reset).
+pub fn decode_connect(key: &[u8], value: Option<&[u8]>) -> Result<LogRecord, DecodeError> {
+    let key: serde_json::Value = serde_json::from_slice(key)
+        .map_err(|e| DecodeError(format!("a Connect offsets key that is not JSON: {e}")))?;
+    let (connector, partition) = match key.as_array().map(Vec::as_slice) {
+        Some([serde_json::Value::String(c), p]) => (c.clone(), canonical_json(p)),
+        _ => {
+            return Err(DecodeError(format!(
+                "a Connect offsets key that is not [connector, partition]: {key}"
+            )))
+        }
+    };
+    let offset = match value {
+        None => None,
+        Some(v) => {
+            let v: serde_json::Value = serde_json::from_slice(v).map_err(|e| {
+                DecodeError(format!("a Connect offsets value that is not JSON: {e}"))
+            })?;
+            (!v.is_null()).then(|| canonical_json(&v))
+        }
+    };
+    Ok(LogRecord::SourceOffset {
+        connector,
+        partition,
+        offset,
+    })
 }
 
 #[cfg(test)]

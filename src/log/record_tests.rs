@@ -228,3 +228,39 @@ fn a_compact_string_and_tagged_fields_are_read_as_flexible_versions_write_them()
     );
     assert_eq!(v.topic_id.as_deref(), Some("+/v7+/v7+/v7+/v7+/v7+w"));
 }
+
+#[test]
+fn connects_offsets_records_become_source_offsets_with_canonical_json() {
+    // Connect writes the key as [connector, partition] and the offset as an object; keys in any
+    // order give the same text.
+    let key = br#"["file-src",{"z":1,"filename":"/in.txt"}]"#;
+    assert_eq!(
+        decode_connect(
+            key,
+            Some(br#"{"position": 42, "a": [1, {"y": 2, "x": 1}]}"#)
+        )
+        .unwrap(),
+        LogRecord::SourceOffset {
+            connector: "file-src".into(),
+            partition: r#"{"filename":"/in.txt","z":1}"#.into(),
+            offset: Some(r#"{"a":[1,{"x":1,"y":2}],"position":42}"#.into()),
+        }
+    );
+    // A tombstone (or a JSON null) deletes the partition's offset.
+    for value in [None, Some(&b"null"[..])] {
+        assert_eq!(
+            decode_connect(key, value).unwrap(),
+            LogRecord::SourceOffset {
+                connector: "file-src".into(),
+                partition: r#"{"filename":"/in.txt","z":1}"#.into(),
+                offset: None,
+            }
+        );
+    }
+    for bad in [&b"not json"[..], br#"{"a":1}"#, br#"[1,{}]"#, br#"["c"]"#] {
+        let e = decode_connect(bad, Some(b"{}")).unwrap_err().to_string();
+        assert!(e.contains("Connect offsets key"), "{e}");
+    }
+    let e = decode_connect(key, Some(b"{oops")).unwrap_err().to_string();
+    assert!(e.contains("not JSON"), "{e}");
+}

@@ -85,8 +85,10 @@ pub fn apply(state: &mut State, record: &LogRecord) {
             deleted: true,
             ..
         } => state.retain(|(g, _, _), _| g != group),
-        LogRecord::GroupMetadata { .. } | LogRecord::Ignored { .. } | LogRecord::Unknown { .. } => {
-        }
+        LogRecord::GroupMetadata { .. }
+        | LogRecord::SourceOffset { .. }
+        | LogRecord::Ignored { .. }
+        | LogRecord::Unknown { .. } => {}
     }
 }
 

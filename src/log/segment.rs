@@ -83,9 +83,39 @@ impl SegmentMeta {
             .unwrap_or(self.sealed_at)
             .format("%Y-%m-%d");
         format!(
-            "log/date={day}/partition={:02}/{:020}-{:020}.parquet",
-            self.partition, self.start, self.next
+            "{}/date={day}/partition={:02}/{:020}-{:020}.parquet",
+            Lane::of_topic(&self.topic).root(),
+            self.partition,
+            self.start,
+            self.next
         )
+    }
+}
+
+/// Which log an archive holds: `__consumer_offsets` under `log/`, or Kafka Connect's offsets
+/// topic (whatever its name) under `connect-log/`. Both have the same layout below their root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Lane {
+    Offsets,
+    Connect,
+}
+
+impl Lane {
+    /// The lane of a segment of `topic`.
+    pub fn of_topic(topic: &str) -> Lane {
+        if topic == "__consumer_offsets" {
+            Lane::Offsets
+        } else {
+            Lane::Connect
+        }
+    }
+
+    /// The store prefix of the lane.
+    pub fn root(self) -> &'static str {
+        match self {
+            Lane::Offsets => "log",
+            Lane::Connect => "connect-log",
+        }
     }
 }
 
@@ -156,6 +186,11 @@ pub fn schema() -> Schema {
         Field::new("topic_id", DataType::Utf8, true),
         Field::new("value_version", DataType::Int32, true),
         Field::new("expire_timestamp", utc_ms(), true),
+        // Kafka Connect's offsets topic (kinds source-offset, source-offset-deleted): the
+        // connector, and the source partition and offset as canonical JSON.
+        Field::new("connector", DataType::Utf8, true),
+        Field::new("connect_partition", DataType::Utf8, true),
+        Field::new("connect_offset", DataType::Utf8, true),
     ])
 }
 
@@ -173,6 +208,9 @@ struct Flat<'a> {
     topic: Option<&'a str>,
     partition: Option<i32>,
     value: Option<&'a CommitValue>,
+    connector: Option<&'a str>,
+    connect_partition: Option<&'a str>,
+    connect_offset: Option<&'a str>,
 }
 
 fn flat(record: &LogRecord) -> Option<Flat<'_>> {
@@ -217,6 +255,21 @@ fn flat(record: &LogRecord) -> Option<Flat<'_>> {
                 ..Default::default()
             }
         }
+        LogRecord::SourceOffset {
+            connector,
+            partition,
+            offset,
+        } => Flat {
+            kind: if offset.is_some() {
+                "source-offset"
+            } else {
+                "source-offset-deleted"
+            },
+            connector: Some(connector),
+            connect_partition: Some(partition),
+            connect_offset: offset.as_deref(),
+            ..Default::default()
+        },
         LogRecord::Ignored { .. } | LogRecord::Unknown { .. } => return None,
     })
 }
@@ -289,6 +342,15 @@ pub fn encode(meta: &SegmentMeta, rows: &[Row]) -> Result<Vec<u8>> {
             )
             .with_timezone("UTC"),
         ),
+        Arc::new(StringArray::from_iter(
+            flats.iter().map(|(_, f)| f.connector),
+        )),
+        Arc::new(StringArray::from_iter(
+            flats.iter().map(|(_, f)| f.connect_partition),
+        )),
+        Arc::new(StringArray::from_iter(
+            flats.iter().map(|(_, f)| f.connect_offset),
+        )),
     ];
     let batch = RecordBatch::try_new(schema.clone(), columns).map_err(enc_err)?;
     let description = serde_json::to_string(meta).map_err(enc_err)?;
@@ -307,6 +369,14 @@ pub fn encode(meta: &SegmentMeta, rows: &[Row]) -> Result<Vec<u8>> {
 struct Columns<'a>(&'a RecordBatch, &'a str);
 
 impl<'a> Columns<'a> {
+    /// A column that older segments do not have: `None` when absent.
+    fn optional<T: 'static>(&self, name: &str) -> Result<Option<&'a T>> {
+        match self.0.column_by_name(name) {
+            None => Ok(None),
+            Some(_) => self.get(name).map(Some),
+        }
+    }
+
     fn get<T: 'static>(&self, name: &str) -> Result<&'a T> {
         self.0
             .column_by_name(name)
@@ -360,6 +430,15 @@ pub fn decode(path: &str, bytes: Bytes) -> Result<(SegmentMeta, Vec<Row>)> {
         let topic_id = c.get::<StringArray>("topic_id")?;
         let version = c.get::<Int32Array>("value_version")?;
         let expire_ts = c.get::<TimestampMillisecondArray>("expire_timestamp")?;
+        // Absent from segments written before Connect's offsets topic was archived.
+        let connector = c.optional::<StringArray>("connector")?;
+        let connect_partition = c.optional::<StringArray>("connect_partition")?;
+        let connect_offset = c.optional::<StringArray>("connect_offset")?;
+        let text = |column: Option<&StringArray>, i: usize| {
+            column
+                .filter(|c| value(*c, i))
+                .map(|c| c.value(i).to_string())
+        };
         for i in 0..batch.num_rows() {
             let group_id = group.value(i).to_string();
             let record = match kind.value(i) {
@@ -389,6 +468,20 @@ pub fn decode(path: &str, bytes: Bytes) -> Result<(SegmentMeta, Vec<Row>)> {
                         },
                     },
                     deleted: k == "group-deleted",
+                },
+                k @ ("source-offset" | "source-offset-deleted") => LogRecord::SourceOffset {
+                    connector: text(connector, i)
+                        .ok_or_else(|| bad(format!("row {i}: {k} without a connector")))?,
+                    partition: text(connect_partition, i)
+                        .ok_or_else(|| bad(format!("row {i}: {k} without a partition")))?,
+                    offset: if k == "source-offset" {
+                        Some(
+                            text(connect_offset, i)
+                                .ok_or_else(|| bad(format!("row {i}: {k} without an offset")))?,
+                        )
+                    } else {
+                        None
+                    },
                 },
                 other => return Err(bad(format!("row {i}: unknown kind {other:?}"))),
             };

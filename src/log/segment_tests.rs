@@ -80,6 +80,16 @@ fn every_kind_of_row_round_trips_through_parquet() {
             kind: GroupKind::Consumer,
             deleted: false,
         },
+        LogRecord::SourceOffset {
+            connector: "src".into(),
+            partition: r#"{"filename":"/in.txt"}"#.into(),
+            offset: Some(r#"{"position":42}"#.into()),
+        },
+        LogRecord::SourceOffset {
+            connector: "src".into(),
+            partition: r#"{"filename":"/in.txt"}"#.into(),
+            offset: None,
+        },
     ]
     .into_iter()
     .enumerate()
@@ -89,7 +99,7 @@ fn every_kind_of_row_round_trips_through_parquet() {
         record,
     })
     .collect();
-    let m = meta(7, 100, 116);
+    let m = meta(7, 100, 120);
     let bytes = encode(&m, &rows).unwrap();
     let (back_meta, back) = decode("s.parquet", Bytes::from(bytes)).unwrap();
     assert_eq!(back_meta, m);
@@ -167,4 +177,14 @@ fn gaps_and_overlaps_between_segments_are_found_per_partition() {
         let metas: Vec<SegmentMeta> = segments.iter().map(|(p, s, n)| meta(*p, *s, *n)).collect();
         assert_eq!(discontinuities(&metas), want, "{segments:?}");
     }
+}
+
+#[test]
+fn a_segment_of_connects_offsets_topic_lives_under_its_own_root() {
+    let mut m = meta(3, 0, 10);
+    assert!(m.key().starts_with("log/date="), "{}", m.key());
+    m.topic = "connect-offsets".into();
+    assert!(m.key().starts_with("connect-log/date="), "{}", m.key());
+    assert_eq!(Lane::of_topic("__consumer_offsets"), Lane::Offsets);
+    assert_eq!(Lane::of_topic("connect-offsets"), Lane::Connect);
 }
