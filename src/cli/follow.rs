@@ -25,6 +25,10 @@ Examples:
   # Two or more followers with one --group-id split the partitions between them
   offset-vault --store s3://backups/offsets follow --group-id offset-vault-follower
 
+  # Also archive Kafka Connect's offsets topic (source connectors' positions)
+  offset-vault --store s3://backups/offsets --connect-url http://connect:8083 \
+    follow --connect-offsets-topic connect-offsets
+
 The follower reads __consumer_offsets with read_committed (aborted transactional commits never
 appear). Each partition starts where the archive of it ends (the log start on the first run,
 recorded with a base snapshot of the groups); a segment is sealed when its oldest record has
@@ -32,7 +36,12 @@ waited --segment-interval: log/date=YYYY-MM-DD/partition=NN/<start>-<next>-<sha>
 its index entry log/index/partition=NN/<start>.json, then the group's position is committed. A
 follower killed at any point resumes with no gap and no duplicate. Where the log no longer holds
 the archive's end, the skipped offsets are recorded as a gap, a restore into which is refused.
-It needs DESCRIBE and READ on the topic __consumer_offsets and READ on its group.";
+It needs DESCRIBE and READ on the topic __consumer_offsets and READ on its group.
+
+With --connect-offsets-topic, a second consumer (group <GROUP>.connect) archives Connect's offsets
+topic the same way under connect-log/, so `restore --at` also puts source connectors back to
+their position at the instant; it needs DESCRIBE and READ on that topic and READ on that group.
+Connect's REST API does not say the topic's name: it is the workers' offset.storage.topic.";
 
 /// Arguments of `follow`.
 #[derive(Debug, Args)]
@@ -55,6 +64,9 @@ pub struct FollowArgs {
     /// Archive only groups whose whole id matches this regular expression.
     #[arg(help_heading = "Selection", long, value_name = "REGEX")]
     pub group_pattern: Option<String>,
+    /// Also archive Kafka Connect's offsets topic (the workers' `offset.storage.topic`).
+    #[arg(long, value_name = "TOPIC", env = "OFFSET_VAULT_CONNECT_OFFSETS_TOPIC")]
+    pub connect_offsets_topic: Option<String>,
 }
 
 /// Sets `stop` on SIGTERM or Ctrl-C.
@@ -103,7 +115,9 @@ pub async fn cmd_follow(cli: &Cli, args: &FollowArgs) -> Result<i32> {
         max_buffered: args.max_buffered,
         groups: args.groups.clone(),
         group_pattern: args.group_pattern.clone(),
+        connect_topic: args.connect_offsets_topic.clone(),
     };
+    let connect = cli.global.connect_clients()?;
     let stop = Arc::new(AtomicBool::new(false));
     stop_on_signal(stop.clone());
     if !args.once {
@@ -114,7 +128,7 @@ pub async fn cmd_follow(cli: &Cli, args: &FollowArgs) -> Result<i32> {
             humantime::format_duration(args.segment_interval)
         );
     }
-    let done = follow(&kafka, &store, &opts, stop).await?;
+    let done = follow(&kafka, &store, &connect, &opts, stop).await?;
     match cli.global.output {
         OutputFormat::Json => print_json(&json!({
             "store": store.url(),
@@ -127,6 +141,16 @@ pub async fn cmd_follow(cli: &Cli, args: &FollowArgs) -> Result<i32> {
             "rewinds": done.rewinds,
             "base_snapshot": done.base_snapshot,
             "warnings": done.warnings,
+            "connect": done.connect.as_ref().map(|c| json!({
+                "topic": args.connect_offsets_topic,
+                "segments": c.segments,
+                "records": c.records,
+                "unknown": c.unknown,
+                "gaps": c.gaps,
+                "lost": c.lost,
+                "base_snapshot": c.base_snapshot,
+                "warnings": c.warnings,
+            })),
         })),
         OutputFormat::Table => {
             for w in &done.warnings {
@@ -143,7 +167,19 @@ pub async fn cmd_follow(cli: &Cli, args: &FollowArgs) -> Result<i32> {
                     .as_ref()
                     .map(|id| format!("; base snapshot {id}"))
                     .unwrap_or_default()
-            )
+            );
+            if let Some(c) = &done.connect {
+                for w in &c.warnings {
+                    crate::alertln!("warning: {w}");
+                }
+                crate::outln!(
+                    "{} segment(s), {} record(s) of {} archived ({} unknown)",
+                    c.segments.len(),
+                    c.records,
+                    args.connect_offsets_topic.as_deref().unwrap_or_default(),
+                    c.unknown
+                );
+            }
         }
     }
     Ok(crate::error::exit::OK)

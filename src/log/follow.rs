@@ -24,9 +24,10 @@ use chrono::Utc;
 use regex::Regex;
 use serde::Serialize;
 
-use super::archive::{self, Head, Published};
-use super::record::{decode, LogRecord};
+use super::archive::{self, Head, Lane, Published};
+use super::record::{decode, decode_connect, LogRecord};
 use super::segment::{Row, SegmentMeta, SEGMENT_FORMAT_VERSION};
+use crate::connect::ConnectClient;
 use crate::error::{Error, Result};
 use crate::kafka::{Assignment, KafkaClient, PartitionRead, RawRecord, Tail, TailEvent};
 use crate::store::Store;
@@ -50,6 +51,16 @@ pub struct FollowOptions {
     /// Only these groups (none: every group but the follower's own).
     pub groups: Vec<String>,
     pub group_pattern: Option<String>,
+    /// Kafka Connect's offsets topic (the workers' `offset.storage.topic`), archived too when
+    /// set, by a second consumer in the group `<group>.connect`.
+    pub connect_topic: Option<String>,
+}
+
+impl FollowOptions {
+    /// The follower group of Connect's offsets topic.
+    pub fn connect_group(&self) -> String {
+        format!("{}.connect", self.group)
+    }
 }
 
 /// What a run archived.
@@ -72,6 +83,9 @@ pub struct Followed {
     /// Records that could not be decoded (counted with `unknown`) and other problems, one line
     /// each.
     pub warnings: Vec<String>,
+    /// What was archived of Connect's offsets topic, when it is followed too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connect: Option<Box<Followed>>,
 }
 
 /// One source record, decoded.
@@ -81,17 +95,21 @@ enum Decoded {
     Unknown(String),
 }
 
-fn decode_raw(partition: i32, r: &RawRecord) -> Decoded {
+fn decode_raw(topic: &str, partition: i32, r: &RawRecord) -> Decoded {
     let Some(key) = &r.key else {
         return Decoded::Unknown(format!(
-            "{OFFSETS_TOPIC}[{partition}]@{}: a record without a key; skipped",
+            "{topic}[{partition}]@{}: a record without a key; skipped",
             r.offset
         ));
     };
-    match decode(key, r.value.as_deref()) {
+    let decoded = match Lane::of_topic(topic) {
+        Lane::Offsets => decode(key, r.value.as_deref()),
+        Lane::Connect => decode_connect(key, r.value.as_deref()),
+    };
+    match decoded {
         Ok(LogRecord::Ignored { .. }) => Decoded::Ignored,
         Ok(LogRecord::Unknown { record_type }) => Decoded::Unknown(format!(
-            "{OFFSETS_TOPIC}[{partition}]@{}: record type {record_type} is not known; skipped",
+            "{topic}[{partition}]@{}: record type {record_type} is not known; skipped",
             r.offset
         )),
         Ok(record) => Decoded::Row(Row {
@@ -99,10 +117,7 @@ fn decode_raw(partition: i32, r: &RawRecord) -> Decoded {
             timestamp: r.timestamp,
             record,
         }),
-        Err(e) => Decoded::Unknown(format!(
-            "{OFFSETS_TOPIC}[{partition}]@{}: {e}; skipped",
-            r.offset
-        )),
+        Err(e) => Decoded::Unknown(format!("{topic}[{partition}]@{}: {e}; skipped", r.offset)),
     }
 }
 
@@ -111,7 +126,7 @@ pub fn rows_of(read: &PartitionRead, warnings: &mut Vec<String>) -> (Vec<Row>, u
     let (mut ignored, mut unknown) = (0, 0);
     let mut rows = Vec::new();
     for r in &read.records {
-        match decode_raw(read.partition, r) {
+        match decode_raw(OFFSETS_TOPIC, read.partition, r) {
             Decoded::Row(row) => rows.push(row),
             Decoded::Ignored => ignored += 1,
             Decoded::Unknown(w) => {
@@ -138,7 +153,7 @@ fn group_of(record: &LogRecord) -> Option<&str> {
 
 /// Which groups are archived. Pure.
 struct Selected {
-    own: String,
+    own: Vec<String>,
     names: Vec<String>,
     pattern: Option<Regex>,
 }
@@ -154,14 +169,14 @@ impl Selected {
             })
             .transpose()?;
         Ok(Selected {
-            own: opts.group.clone(),
+            own: vec![opts.group.clone(), opts.connect_group()],
             names: opts.groups.clone(),
             pattern,
         })
     }
 
     fn wants(&self, group: &str) -> bool {
-        if group == self.own {
+        if self.own.iter().any(|o| o == group) {
             return false;
         }
         if self.names.is_empty() && self.pattern.is_none() {
@@ -285,22 +300,21 @@ fn start_of(archive_end: Option<i64>, committed: Option<i64>, log_start: i64) ->
 async fn starts(
     store: &Store,
     kafka: &KafkaClient,
+    topic: &str,
     partitions: &[(i32, Option<i64>)],
 ) -> Result<Vec<(i32, i64)>> {
     let set = partitions
         .iter()
-        .map(|(p, _)| (OFFSETS_TOPIC.to_string(), *p))
+        .map(|(p, _)| (topic.to_string(), *p))
         .collect();
     let marks = kafka.watermarks(&set).await?;
     let mut out = Vec::new();
     for (p, committed) in partitions {
-        let end = archive::chain_end(store, *p).await?;
+        let end = archive::chain_end(store, Lane::of_topic(topic), *p).await?;
         let log_start = marks
-            .get(&(OFFSETS_TOPIC.to_string(), *p))
+            .get(&(topic.to_string(), *p))
             .and_then(|w| w.log_start)
-            .ok_or_else(|| {
-                Error::Internal(format!("no log start offset of {OFFSETS_TOPIC}[{p}]"))
-            })?;
+            .ok_or_else(|| Error::Internal(format!("no log start offset of {topic}[{p}]")))?;
         out.push((*p, start_of(end, *committed, log_start)));
     }
     Ok(out)
@@ -308,6 +322,10 @@ async fn starts(
 
 /// The follower: its consumer, its buffers and what it did.
 struct Follower<'a> {
+    /// The topic followed, and where its archive is.
+    topic: &'a str,
+    lane: Lane,
+    connect: &'a [ConnectClient],
     tail: &'a Tail,
     store: &'a Store,
     kafka: &'a KafkaClient,
@@ -326,7 +344,7 @@ impl Follower<'_> {
         SegmentMeta {
             format_version: SEGMENT_FORMAT_VERSION.into(),
             cluster_id: self.kafka.cluster_id().to_string(),
-            topic: OFFSETS_TOPIC.into(),
+            topic: self.topic.into(),
             partitions: self.partitions,
             partition,
             start: 0,
@@ -349,7 +367,9 @@ impl Follower<'_> {
     /// Partitions now read: record a gap where the log no longer held the archive's end.
     fn assigned(&mut self, starts: &[(i32, i64)]) -> Result<()> {
         for &(p, start) in starts {
-            let end = self.handle.block_on(archive::chain_end(self.store, p))?;
+            let end = self
+                .handle
+                .block_on(archive::chain_end(self.store, self.lane, p))?;
             let from = end.unwrap_or(0);
             if start > from {
                 let why = match end {
@@ -364,7 +384,10 @@ impl Follower<'_> {
                     &why,
                 ))? {
                     Published::Written(_) => {
-                        let line = format!("{OFFSETS_TOPIC}[{p}] offsets {from} to {start}: {why}; recorded as a gap");
+                        let line = format!(
+                            "{}[{p}] offsets {from} to {start}: {why}; recorded as a gap",
+                            self.topic
+                        );
                         if end.is_some() {
                             self.warn(line.clone());
                         } else {
@@ -393,7 +416,8 @@ impl Follower<'_> {
             if let Some(b) = self.buffers.remove(p) {
                 if b.raw > 0 {
                     tracing::info!(
-                        "{OFFSETS_TOPIC}[{p}] was revoked; its {} unsealed record(s) are left to its next follower",
+                        "{}[{p}] was revoked; its {} unsealed record(s) are left to its next follower",
+                        self.topic,
                         b.raw
                     );
                 }
@@ -414,7 +438,7 @@ impl Follower<'_> {
         b.opened.get_or_insert_with(Instant::now);
         b.first_timestamp.get_or_insert(raw.timestamp);
         b.last_timestamp = Some(raw.timestamp);
-        match decode_raw(p, &raw) {
+        match decode_raw(self.topic, p, &raw) {
             Decoded::Row(row) => {
                 if group_of(&row.record).is_some_and(|g| !self.selected.wants(g)) {
                     b.ignored += 1;
@@ -471,12 +495,13 @@ impl Follower<'_> {
                 b.reset(next);
                 if let Err(e) = self.tail.commit(&[(p, next)]) {
                     // The archive already holds the segment; the next run starts after it.
-                    tracing::warn!("committing the follower's position {OFFSETS_TOPIC}[{p}]@{next}: {e} (the segment is archived; only the group's record of progress lags)");
+                    tracing::warn!("committing the follower's position {}[{p}]@{next}: {e} (the segment is archived; only the group's record of progress lags)", self.topic);
                 }
             }
             Published::Lost(w) => {
                 let line = format!(
-                    "{OFFSETS_TOPIC}[{p}] from {}: another follower archived it first (to {}, {}); this follower's copy was withdrawn and it goes on from {}",
+                    "{}[{p}] from {}: another follower archived it first (to {}, {}); this follower's copy was withdrawn and it goes on from {}",
+                    self.topic,
                     meta.start, w.meta.next, w.file, w.meta.next
                 );
                 b.reset(w.meta.next);
@@ -502,7 +527,7 @@ impl Follower<'_> {
                     checked_at: Utc::now(),
                 };
                 self.handle
-                    .block_on(archive::write_head(self.store, &head))?;
+                    .block_on(archive::write_head(self.store, self.lane, &head))?;
                 b.head_written = Some(Instant::now());
             }
         }
@@ -537,6 +562,8 @@ impl Follower<'_> {
             groups: self.opts.groups.clone(),
             group_pattern: self.opts.group_pattern.clone(),
             all_groups: self.opts.groups.is_empty() && self.opts.group_pattern.is_none(),
+            // Connect's lane needs its connectors' positions in the base.
+            all_connectors: !self.connect.is_empty(),
             ..Default::default()
         };
         let opts = crate::snapshot::capture::CaptureOptions {
@@ -555,7 +582,12 @@ impl Follower<'_> {
         };
         match self
             .handle
-            .block_on(crate::snapshot::take(self.store, self.kafka, &[], &opts))
+            .block_on(crate::snapshot::take(
+                self.store,
+                self.kafka,
+                self.connect,
+                &opts,
+            ))
         {
             Ok((m, _)) => {
                 tracing::info!("base snapshot {} taken: --at an instant after it has a base", m.meta.id);
@@ -607,69 +639,128 @@ impl Follower<'_> {
     }
 }
 
-/// Follows `__consumer_offsets` into `store` until `stop` is set (or, with `--once`, the log
-/// end seen at the start). Everything buffered is sealed before it returns.
+/// Follows `__consumer_offsets` (and, with `opts.connect_topic`, Connect's offsets topic, at
+/// the same time) into `store` until `stop` is set (or, with `--once`, the log end seen at the
+/// start). Everything buffered is sealed before it returns. `connect` are the Connect workers
+/// whose connectors a base snapshot includes.
 pub async fn follow(
     kafka: &KafkaClient,
     store: &Store,
+    connect: &[ConnectClient],
     opts: &FollowOptions,
+    stop: Arc<AtomicBool>,
+) -> Result<Followed> {
+    let offsets = follow_topic(
+        kafka,
+        store,
+        connect,
+        opts,
+        OFFSETS_TOPIC.to_string(),
+        opts.group.clone(),
+        stop.clone(),
+    );
+    let Some(topic) = opts.connect_topic.clone() else {
+        return offsets.await;
+    };
+    if topic == OFFSETS_TOPIC {
+        return Err(Error::usage(format!(
+            "--connect-offsets-topic {topic}: that is the commit log itself; name Kafka Connect's offset.storage.topic"
+        )));
+    }
+    let connect_lane = follow_topic(
+        kafka,
+        store,
+        connect,
+        opts,
+        topic,
+        opts.connect_group(),
+        stop.clone(),
+    );
+    let (offsets, connect_lane) = tokio::join!(offsets, connect_lane);
+    // One lane failing stops the other too, sealed, so the run ends as a whole.
+    let mut out = offsets?;
+    out.connect = Some(Box::new(connect_lane?));
+    Ok(out)
+}
+
+/// [`follow`] of one topic, as the consumer group `group`.
+async fn follow_topic(
+    kafka: &KafkaClient,
+    store: &Store,
+    connect: &[ConnectClient],
+    opts: &FollowOptions,
+    topic: String,
+    group: String,
     stop: Arc<AtomicBool>,
 ) -> Result<Followed> {
     let selected = Selected::new(opts)?;
     let handle = tokio::runtime::Handle::current();
-    let (kafka, store, opts) = (kafka.clone(), store.clone(), opts.clone());
+    let (kafka, store, opts, connect) =
+        (kafka.clone(), store.clone(), opts.clone(), connect.to_vec());
     tokio::task::spawn_blocking(move || {
         let starter = {
-            let (kafka, store, handle) = (kafka.clone(), store.clone(), handle.clone());
+            let (kafka, store, handle, topic) =
+                (kafka.clone(), store.clone(), handle.clone(), topic.clone());
             Box::new(
                 move |partitions: &[(i32, Option<i64>)]| -> Vec<(i32, i64)> {
-                    match handle.block_on(starts(&store, &kafka, partitions)) {
+                    match handle.block_on(starts(&store, &kafka, &topic, partitions)) {
                         Ok(s) => s,
                         Err(e) => {
                             // Without a start the partition would be read from the group's
                             // position, which the archive may not end at: stop instead.
-                            tracing::error!("deciding where to read {partitions:?}: {e}; stopping");
+                            tracing::error!(
+                                "deciding where to read {topic} {partitions:?}: {e}; stopping"
+                            );
                             Vec::new()
                         }
                     }
                 },
             ) as crate::kafka::Starter
         };
-        let tail = kafka.tail(OFFSETS_TOPIC, &opts.group, !opts.once, starter)?;
-        let partitions = tail.partition_count()?;
-        let mut follower = Follower {
-            tail: &tail,
-            store: &store,
-            kafka: &kafka,
-            handle: &handle,
-            opts: &opts,
-            selected,
-            partitions,
-            buffers: BTreeMap::new(),
-            rewinds: Rewinds::default(),
-            out: Followed::default(),
-            need_base: false,
-        };
-        if opts.once {
-            let all: Vec<i32> = (0..partitions).collect();
-            let committed = tail.committed(&all)?;
-            let asked: Vec<(i32, Option<i64>)> = all
-                .iter()
-                .map(|p| (*p, committed.get(p).copied()))
-                .collect();
-            let s = handle.block_on(starts(&store, &kafka, &asked))?;
-            follower.assigned(&s)?;
-            let reading: Vec<(i32, i64)> = s
-                .iter()
-                .copied()
-                .filter(|(p, _)| !follower.buffers[p].done())
-                .collect();
-            tail.assign(&reading)?;
+        let result = (|| {
+            let tail = kafka.tail(&topic, &group, !opts.once, starter)?;
+            let partitions = tail.partition_count()?;
+            let mut follower = Follower {
+                topic: &topic,
+                lane: Lane::of_topic(&topic),
+                connect: &connect,
+                tail: &tail,
+                store: &store,
+                kafka: &kafka,
+                handle: &handle,
+                opts: &opts,
+                selected,
+                partitions,
+                buffers: BTreeMap::new(),
+                rewinds: Rewinds::default(),
+                out: Followed::default(),
+                need_base: false,
+            };
+            if opts.once {
+                let all: Vec<i32> = (0..partitions).collect();
+                let committed = tail.committed(&all)?;
+                let asked: Vec<(i32, Option<i64>)> = all
+                    .iter()
+                    .map(|p| (*p, committed.get(p).copied()))
+                    .collect();
+                let s = handle.block_on(starts(&store, &kafka, &topic, &asked))?;
+                follower.assigned(&s)?;
+                let reading: Vec<(i32, i64)> = s
+                    .iter()
+                    .copied()
+                    .filter(|(p, _)| !follower.buffers[p].done())
+                    .collect();
+                tail.assign(&reading)?;
+            }
+            let result = follower.run(&stop);
+            let out = follower.out;
+            tail.close();
+            result.map(|()| out)
+        })();
+        if result.is_err() {
+            stop.store(true, Ordering::SeqCst);
         }
-        let result = follower.run(&stop);
-        let out = follower.out;
-        tail.close();
-        result.map(|()| out)
+        result
     })
     .await
     .map_err(|e| Error::Internal(format!("the follower stopped: {e}")))?
@@ -751,6 +842,7 @@ mod tests {
             max_buffered: 10,
             groups: groups.iter().map(|g| g.to_string()).collect(),
             group_pattern: pattern.map(String::from),
+            connect_topic: None,
         };
         // (names, pattern, group, archived)
         let cases = [
@@ -761,6 +853,7 @@ mod tests {
             (vec![], Some("bill.*"), "billing", true),
             (vec![], Some("bill"), "billing", false),
             (vec![], Some("m."), "me", false),
+            (vec![], None, "me.connect", false),
         ];
         for (names, pattern, group, want) in cases {
             let s = Selected::new(&opts(&names, pattern)).unwrap();
