@@ -38,24 +38,10 @@ pub(super) fn request(
 }
 
 /// The notes for stderr about what `--at` cannot say: groups absent at the instant, share groups
-/// left out, and connectors selected whose offsets are not in the commit log (source
-/// connectors; only a sink connector's group is there).
-pub(super) fn notes(read: &ReadAt, filter: &Filter) -> Vec<String> {
-    let mut out = read.instant.notes();
-    let sources: Vec<&str> = read
-        .connectors
-        .iter()
-        .filter(|c| filter.connectors.contains(&c.name) && c.group_id.is_none())
-        .map(|c| c.name.as_str())
-        .collect();
-    if !sources.is_empty() {
-        out.push(format!(
-            "note: connector(s) {} have no consumer group: a source connector's offsets are not in the commit log (`offset-vault show {}` has them as the snapshot took them)",
-            sources.join(", "),
-            read.chosen.manifest.meta.id
-        ));
-    }
-    out
+/// left out, and source connectors whose offsets are the base's (Connect's offsets topic is not
+/// archived).
+pub(super) fn notes(read: &ReadAt) -> Vec<String> {
+    read.instant.notes()
 }
 
 /// `show --output json` with `--at`.
@@ -109,7 +95,7 @@ pub(super) async fn show(cli: &Cli, args: &ShowArgs, text: &str) -> Result<i32> 
     let req = request(text, filter, "show", Utc::now())?;
     let store = open_store(cli)?;
     let read = at::read(&store, &req).await?;
-    for note in notes(&read, &req.filter) {
+    for note in notes(&read) {
         crate::noteln!("{note}");
     }
     let i = &read.instant;

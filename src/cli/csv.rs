@@ -93,7 +93,7 @@ async fn export_at(cli: &Cli, args: &ExportArgs, text: &str) -> Result<i32> {
     let store = open_store(cli)?;
     let read = crate::log::at::read(&store, &req).await?;
     crate::noteln!("{}", read.instant.describe());
-    for note in super::at::notes(&read, &req.filter) {
+    for note in super::at::notes(&read) {
         crate::noteln!("{note}");
     }
     let present: Vec<GroupSnapshot> = read.instant.present().cloned().collect();

@@ -156,7 +156,6 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
     let load = |side: Side| {
         let store = &store;
         let eligible = &eligible;
-        let filter = &filter;
         async move {
             match side {
                 Side::Snapshot(choice) => {
@@ -167,7 +166,7 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
                 }
                 Side::At(req) => {
                     let read = crate::log::at::read(store, &req).await?;
-                    for note in super::at::notes(&read, filter) {
+                    for note in super::at::notes(&read) {
                         crate::noteln!("{note}");
                     }
                     Ok(from_instant(read))

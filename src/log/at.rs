@@ -13,15 +13,17 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
+use super::archive::Lane;
 use super::follow::SegmentManifest;
 use super::history::{manifests, read_segment};
+use super::record::canonical_json;
 use super::record::LogRecord;
 use super::replay::{state_at, Position, State, Timed};
 use super::segment::SegmentMeta;
 use crate::diff::Filter;
 use crate::error::{Error, Result};
 use crate::kafka::GroupType;
-use crate::restore::at::coverage_problem;
+use crate::restore::at::{coverage_problem, coverage_problem_of};
 use crate::snapshot::choose::{choose, Choice, Chosen, Eligible};
 use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot, PartitionOffset, SnapshotMeta};
 use crate::snapshot::repo;
@@ -72,6 +74,18 @@ pub struct AtGroup {
     pub source: Source,
 }
 
+/// One source connector at the instant, from Connect's offsets topic archived beside the
+/// commit log.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AtConnector {
+    pub name: String,
+    /// The entries of `GET /connectors/{name}/offsets` at the instant: `{"partition", "offset"}`.
+    pub offsets: Vec<serde_json::Value>,
+    /// The connector's records after the base and up to the instant, replayed.
+    pub records: usize,
+    pub last_record_at: Option<DateTime<Utc>>,
+}
+
 /// The selected groups at the instant, and where they came from.
 #[derive(Debug, Clone)]
 pub struct AtInstant {
@@ -84,6 +98,12 @@ pub struct AtInstant {
     pub segments: usize,
     /// Share groups of the base left out: their positions are not in the commit log.
     pub left_out: Vec<String>,
+    /// The source connectors at the instant (empty when Connect's offsets topic is not
+    /// archived: then their offsets are the base's, see `sources_as_snapshot`).
+    pub connectors: Vec<AtConnector>,
+    /// Source connectors whose offsets stay the base's, because the store holds no archive of
+    /// Connect's offsets topic.
+    pub sources_as_snapshot: Vec<String>,
 }
 
 impl AtInstant {
@@ -115,7 +135,7 @@ impl AtInstant {
             "at {}: snapshot {} plus {} archived record(s) after it from {} segment(s)",
             millis(self.at),
             self.base_id,
-            self.records(),
+            self.records() + self.connectors.iter().map(|c| c.records).sum::<usize>(),
             self.segments
         )
     }
@@ -129,6 +149,12 @@ impl AtInstant {
                 "note: no committed offset at {} for {} (not yet committed, or deleted by then)",
                 millis(self.at),
                 absent.join(", ")
+            ));
+        }
+        if !self.sources_as_snapshot.is_empty() {
+            out.push(format!(
+                "note: the offsets of source connector(s) {} are the base snapshot's: the store holds no archive of Connect's offsets topic (run offset-vault follow --connect-offsets-topic TOPIC)",
+                self.sources_as_snapshot.join(", ")
             ));
         }
         if !self.left_out.is_empty() {
@@ -156,9 +182,10 @@ fn moves(record: &LogRecord) -> Option<&str> {
             deleted: true,
             ..
         } => Some(group),
-        LogRecord::GroupMetadata { .. } | LogRecord::Ignored { .. } | LogRecord::Unknown { .. } => {
-            None
-        }
+        LogRecord::GroupMetadata { .. }
+        | LogRecord::SourceOffset { .. }
+        | LogRecord::Ignored { .. }
+        | LogRecord::Unknown { .. } => None,
     }
 }
 
@@ -275,6 +302,7 @@ pub async fn reconstruct(
     store: &Store,
     base: &SnapshotMeta,
     groups: Vec<GroupSnapshot>,
+    connectors: &[ConnectorSnapshot],
     req: &AtRequest,
 ) -> Result<AtInstant> {
     let (share, groups): (Vec<GroupSnapshot>, Vec<GroupSnapshot>) = groups
@@ -353,14 +381,149 @@ pub async fn reconstruct(
             }
         })
         .collect();
+    let sources: Vec<&ConnectorSnapshot> = connectors
+        .iter()
+        .filter(|c| c.connector_type == "source")
+        .collect();
+    let (connectors, connect_segments, sources_as_snapshot) =
+        connectors_at(store, base, &sources, req).await?;
     Ok(AtInstant {
         at: req.at,
         base_id: base.id.clone(),
         base_created_at: from,
         groups: out,
-        segments: read.values().map(|(n, _)| n).sum(),
+        segments: read.values().map(|(n, _)| n).sum::<usize>() + connect_segments,
         left_out: share.into_iter().map(|g| g.group_id).collect(),
+        connectors,
+        sources_as_snapshot,
     })
+}
+
+/// The source connectors `sources` of the base at the instant, from the archive of Connect's
+/// offsets topic: their base offsets, then their records after the base up to the instant. A
+/// connector's records can be in any partition of that topic (Connect keys them by connector
+/// and source partition), so every partition's archive must cover the interval. With no such
+/// archive, a source connector named on the command line is refused; the others keep the
+/// base's offsets (returned by name). Returns the connectors, the segments read and those names.
+async fn connectors_at(
+    store: &Store,
+    base: &SnapshotMeta,
+    sources: &[&ConnectorSnapshot],
+    req: &AtRequest,
+) -> Result<(Vec<AtConnector>, usize, Vec<String>)> {
+    if sources.is_empty() {
+        return Ok(Default::default());
+    }
+    let all = super::archive::manifests_in(store, Lane::Connect).await?;
+    let Some(first) = all.first().map(|(_, m)| m.meta.clone()) else {
+        if let Some(c) = sources
+            .iter()
+            .find(|c| req.filter.connectors.contains(&c.name))
+        {
+            return Err(req.refusal(format!(
+                "source connector {}: its offsets are in Kafka Connect's offsets topic, and {} holds no archive of it: run offset-vault follow --connect-offsets-topic TOPIC (the workers' offset.storage.topic) regularly, from before the snapshots",
+                c.name,
+                store.url()
+            )));
+        }
+        return Ok((
+            Vec::new(),
+            0,
+            sources.iter().map(|c| c.name.clone()).collect(),
+        ));
+    };
+    let metas: Vec<SegmentMeta> = all.iter().map(|(_, m)| m.meta.clone()).collect();
+    let heads = super::archive::heads_in(store, Lane::Connect).await?;
+    let (from, from_ms, at_ms) = (
+        base.created_at,
+        base.created_at.timestamp_millis(),
+        req.at.timestamp_millis(),
+    );
+    let mut later: Vec<Timed> = Vec::new();
+    let mut segments = 0;
+    for partition in 0..first.partitions {
+        if let Some(why) = coverage_problem_of(
+            &first.topic,
+            partition,
+            &metas,
+            heads.get(&partition),
+            from,
+            req.at,
+        ) {
+            return Err(req.refusal(format!("the source connectors' offsets: {why}")));
+        }
+        let mine = segments_after(&all, partition, from_ms);
+        let used: Vec<&SegmentMeta> = mine.iter().map(|(_, m)| &m.meta).collect();
+        if let Some(why) = cluster_problem(&used, partition, &base.cluster_id) {
+            return Err(req.refusal(format!("the source connectors' offsets: {why}")));
+        }
+        segments += mine.len();
+        for (key, m) in &mine {
+            for row in read_segment(store, key, m).await? {
+                if row.timestamp > from_ms && row.timestamp <= at_ms {
+                    later.push(Timed::new(row.record, row.timestamp));
+                }
+            }
+        }
+    }
+    let out = sources
+        .iter()
+        .map(|c| source_at(c, &later, at_ms))
+        .collect();
+    Ok((out, segments, Vec::new()))
+}
+
+/// One source connector at `at` (ms): its base offsets, then its records among `later` (in log
+/// order within each partition of Connect's topic, which is all the order one source partition
+/// has) that belong at or before `at`. Pure.
+pub fn source_at(c: &ConnectorSnapshot, later: &[Timed], at: i64) -> AtConnector {
+    use serde_json::Value;
+    let mut state: BTreeMap<String, (Value, Value)> = BTreeMap::new();
+    for entry in c.offsets.iter().flatten() {
+        let partition = entry["partition"].clone();
+        state.insert(
+            canonical_json(&partition),
+            (partition, entry["offset"].clone()),
+        );
+    }
+    let mut records = 0;
+    let mut last = None;
+    for t in later.iter().filter(|t| t.at <= at) {
+        let LogRecord::SourceOffset {
+            connector,
+            partition,
+            offset,
+        } = &t.record
+        else {
+            continue;
+        };
+        if *connector != c.name {
+            continue;
+        }
+        records += 1;
+        last = Some(t.at);
+        match offset {
+            Some(o) => {
+                let p: Value = serde_json::from_str(partition).unwrap_or(Value::Null);
+                let o: Value = serde_json::from_str(o).unwrap_or(Value::Null);
+                state.insert(partition.clone(), (p, o));
+            }
+            None => {
+                state.remove(partition);
+            }
+        }
+    }
+    AtConnector {
+        name: c.name.clone(),
+        offsets: state
+            .into_values()
+            .map(
+                |(partition, offset)| serde_json::json!({"partition": partition, "offset": offset}),
+            )
+            .collect(),
+        records,
+        last_record_at: last.and_then(DateTime::from_timestamp_millis),
+    }
 }
 
 /// The error of a base that was not found, with what `--at` needs.
@@ -416,9 +579,30 @@ pub async fn read(store: &Store, req: &AtRequest) -> Result<ReadAt> {
         }
         Ok(())
     })?;
-    let instant = reconstruct(store, &chosen.manifest.meta, groups, req).await?;
+    let selected: Vec<ConnectorSnapshot> = opened
+        .connectors
+        .iter()
+        .filter(|c| req.filter.connectors.is_empty() || req.filter.connectors.contains(&c.name))
+        .cloned()
+        .collect();
+    let instant = reconstruct(store, &chosen.manifest.meta, groups, &selected, req).await?;
+    // The connectors as they were at the instant: a source connector's offsets are the
+    // reconstruction's.
+    let connectors = opened
+        .connectors
+        .iter()
+        .map(
+            |c| match instant.connectors.iter().find(|a| a.name == c.name) {
+                Some(a) => ConnectorSnapshot {
+                    offsets: Some(a.offsets.clone()),
+                    ..c.clone()
+                },
+                None => c.clone(),
+            },
+        )
+        .collect();
     Ok(ReadAt {
-        connectors: opened.connectors.clone(),
+        connectors,
         chosen,
         instant,
     })

@@ -234,6 +234,8 @@ fn the_instant_says_where_its_groups_came_from_and_which_are_absent() {
         ],
         segments: 2,
         left_out: vec!["s".into()],
+        connectors: vec![],
+        sources_as_snapshot: vec!["src".into()],
     };
     assert_eq!(
         instant.describe(),
@@ -243,7 +245,73 @@ fn the_instant_says_where_its_groups_came_from_and_which_are_absent() {
     let present: Vec<&str> = instant.present().map(|g| g.group_id.as_str()).collect();
     assert_eq!(present, ["a"]);
     let notes = instant.notes();
-    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert_eq!(notes.len(), 3, "{notes:?}");
     assert!(notes[0].contains("for b (not yet committed"), "{notes:?}");
-    assert!(notes[1].contains("share group(s) s"), "{notes:?}");
+    assert!(
+        notes[1].contains("source connector(s) src are the base snapshot's"),
+        "{notes:?}"
+    );
+    assert!(notes[2].contains("share group(s) s"), "{notes:?}");
+}
+
+#[test]
+fn a_source_connector_gets_its_base_offsets_then_its_own_records_up_to_the_instant() {
+    use serde_json::json;
+    let c = ConnectorSnapshot {
+        name: "src".into(),
+        connect_url: "http://c".into(),
+        connector_type: "source".into(),
+        group_id: None,
+        config: Default::default(),
+        redacted_keys: vec![],
+        state: "RUNNING".into(),
+        tasks: vec![],
+        offsets: Some(vec![
+            json!({"partition": {"filename": "/a"}, "offset": {"position": 1}}),
+            json!({"partition": {"filename": "/b"}, "offset": {"position": 2}}),
+        ]),
+        offsets_unavailable: None,
+    };
+    let rec = |connector: &str, file: &str, position: Option<i64>, at: i64| {
+        Timed::new(
+            LogRecord::SourceOffset {
+                connector: connector.into(),
+                partition: canonical_json(&json!({ "filename": file })),
+                offset: position.map(|p| canonical_json(&json!({ "position": p }))),
+            },
+            at,
+        )
+    };
+    let later = vec![
+        rec("src", "/a", Some(10), 100),
+        rec("other", "/a", Some(99), 150),
+        rec("src", "/b", None, 200),
+        rec("src", "/c", Some(5), 250),
+        rec("src", "/a", Some(20), 300),
+    ];
+    // (instant, want: (file, position) sorted by partition text, records replayed)
+    type Case<'a> = (i64, Vec<(&'a str, i64)>, usize);
+    let cases: Vec<Case> = vec![
+        (50, vec![("/a", 1), ("/b", 2)], 0),
+        (100, vec![("/a", 10), ("/b", 2)], 1),
+        (200, vec![("/a", 10)], 2),
+        (299, vec![("/a", 10), ("/c", 5)], 3),
+        (300, vec![("/a", 20), ("/c", 5)], 4),
+    ];
+    for (at, want, records) in cases {
+        let got = source_at(&c, &later, at);
+        let offsets: Vec<(String, i64)> = got
+            .offsets
+            .iter()
+            .map(|o| {
+                (
+                    o["partition"]["filename"].as_str().unwrap().to_string(),
+                    o["offset"]["position"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        let want: Vec<(String, i64)> = want.iter().map(|(f, p)| (f.to_string(), *p)).collect();
+        assert_eq!(offsets, want, "at {at}");
+        assert_eq!(got.records, records, "at {at}");
+    }
 }

@@ -5,8 +5,8 @@
 //! and the apply are restore's, unchanged.
 //!
 //! The archive must cover the whole interval for the group's partition of `__consumer_offsets`:
-//! its segments continuous, the first one holding records from before the snapshot, the last one
-//! sealed at or after the instant. Anything less is a gap, and a restore into a gap is refused.
+//! its segments continuous, the first one holding records from before the snapshot (or starting
+//! at the log's offset 0), the last one sealed at or after the instant. Anything less is a gap, and a restore into a gap is refused.
 
 use chrono::{DateTime, Utc};
 
@@ -31,20 +31,37 @@ pub fn coverage_problem(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> Option<String> {
+    coverage_problem_of("__consumer_offsets", partition, segments, head, from, to)
+}
+
+/// [`coverage_problem`] for a partition of `topic` (`__consumer_offsets`, or Connect's
+/// offsets topic). A partition with no segment is covered only when a follower saw it empty
+/// from its start (its head at offset 0) at or after `to`.
+pub fn coverage_problem_of(
+    topic: &str,
+    partition: i32,
+    segments: &[SegmentMeta],
+    head: Option<&Head>,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Option<String> {
     let mut mine: Vec<&SegmentMeta> = segments
         .iter()
         .filter(|s| s.partition == partition)
         .collect();
     mine.sort_by_key(|s| s.start);
     let (Some(first), Some(last)) = (mine.first(), mine.last()) else {
+        if head.is_some_and(|h| h.next == 0 && h.checked_at >= to) {
+            return None;
+        }
         return Some(format!(
-            "the commit-log archive has no segment of __consumer_offsets[{partition}]; run offset-vault follow --once"
+            "the commit-log archive has no segment of {topic}[{partition}]; run offset-vault follow --once"
         ));
     };
     let owned: Vec<SegmentMeta> = mine.iter().map(|s| (*s).clone()).collect();
     if let Some(d) = discontinuities(&owned).first() {
         return Some(format!(
-            "the commit-log archive of __consumer_offsets[{partition}] is not continuous ({d:?}): an instant in a gap is refused, never guessed"
+            "the commit-log archive of {topic}[{partition}] is not continuous ({d:?}): an instant in a gap is refused, never guessed"
         ));
     }
     let mut before_gap: Option<i64> = None;
@@ -53,7 +70,7 @@ pub fn coverage_problem(
             let needed = before_gap.is_none_or(|t| to.timestamp_millis() > t);
             if from < s.sealed_at && needed {
                 return Some(format!(
-                    "the commit-log archive of __consumer_offsets[{partition}] has a recorded gap at offsets {} to {} ({why}, found {}); the instant needs what was lost: use an instant after {} (a snapshot was taken then) or an older one",
+                    "the commit-log archive of {topic}[{partition}] has a recorded gap at offsets {} to {} ({why}, found {}); the instant needs what was lost: use an instant after {} (a snapshot was taken then) or an older one",
                     s.start, s.next, s.sealed_at, s.sealed_at
                 ));
             }
@@ -61,13 +78,16 @@ pub fn coverage_problem(
             before_gap = s.last_timestamp;
         }
     }
+    // A chain that starts at offset 0 holds the partition from its very beginning: nothing
+    // was before it. One that starts later without a recorded gap lacks what came before.
     if first.gap.is_none()
+        && first.start > 0
         && first
             .first_timestamp
             .is_some_and(|t| t > from.timestamp_millis())
     {
         return Some(format!(
-            "the commit-log archive of __consumer_offsets[{partition}] begins after the snapshot of {from}: what was committed in between is not archived"
+            "the commit-log archive of {topic}[{partition}] begins after the snapshot of {from}: what was committed in between is not archived"
         ));
     }
     let complete_to = match head {
@@ -76,7 +96,7 @@ pub fn coverage_problem(
     };
     if complete_to < to {
         return Some(format!(
-            "the commit-log archive of __consumer_offsets[{partition}] ends at {complete_to}, before {to}: run offset-vault follow --once (or wait for the running follower's next segment), then try again"
+            "the commit-log archive of {topic}[{partition}] ends at {complete_to}, before {to}: run offset-vault follow --once (or wait for the running follower's next segment), then try again"
         ));
     }
     None
@@ -103,14 +123,18 @@ pub async fn apply(
         command: "restore",
     };
     let groups = std::mem::take(&mut verified.groups);
-    let instant = reconstruct(store, &verified.loaded.manifest.meta, groups, &at_req)
-        .await
-        .map_err(|e| match e {
-            Error::NotApplicable(why) => {
-                Error::NotApplicable(format!("{why}; nothing was changed"))
-            }
-            other => other,
-        })?;
+    let instant = reconstruct(
+        store,
+        &verified.loaded.manifest.meta,
+        groups,
+        &verified.connectors,
+        &at_req,
+    )
+    .await
+    .map_err(|e| match e {
+        Error::NotApplicable(why) => Error::NotApplicable(format!("{why}; nothing was changed")),
+        other => other,
+    })?;
     let mut line = instant.describe();
     let absent = instant.absent();
     if !absent.is_empty() {
@@ -125,17 +149,21 @@ pub async fn apply(
             instant.left_out.join(", ")
         ));
     }
-    let sources: Vec<&str> = verified
-        .connectors
-        .iter()
-        .filter(|c| c.connector_type == "source")
-        .map(|c| c.name.as_str())
-        .collect();
-    if !sources.is_empty() {
+    if !instant.sources_as_snapshot.is_empty() {
         line.push_str(&format!(
-            "; the offsets of source connector(s) {} are the snapshot's (the commit log holds group commits only)",
-            sources.join(", ")
+            "; the offsets of source connector(s) {} are the snapshot's (the store holds no archive of Connect's offsets topic: run offset-vault follow --connect-offsets-topic TOPIC)",
+            instant.sources_as_snapshot.join(", ")
         ));
+    }
+    for c in &instant.connectors {
+        line.push_str(&format!(
+            "; source connector {}: {} archived record(s) of Connect's offsets topic replayed",
+            c.name, c.records
+        ));
+        if let Some(v) = verified.connectors.iter_mut().find(|v| v.name == c.name) {
+            v.offsets = Some(c.offsets.clone());
+            v.offsets_unavailable = None;
+        }
     }
     verified.groups = instant.groups.into_iter().map(|g| g.snapshot).collect();
     Ok(line)
@@ -173,7 +201,14 @@ mod tests {
             (good.clone(), 200, 800, None),
             (good.clone(), 200, 900, None),
             (good.clone(), 200, 950, Some("run offset-vault follow")),
-            (good.clone(), 50, 800, Some("begins after the snapshot")),
+            // From offset 0 the chain holds everything: nothing was committed before it.
+            (good.clone(), 50, 800, None),
+            (
+                vec![seg(3, 5, 10, 100, 500)],
+                50,
+                400,
+                Some("begins after the snapshot"),
+            ),
             (
                 vec![seg(3, 0, 10, 100, 500), seg(3, 12, 20, 600, 900)],
                 200,
@@ -247,6 +282,10 @@ mod tests {
             ),
             (gapped.clone(), None, 1050, 1150, None),
             (gapped.clone(), None, 200, 800, Some("recorded gap")),
+            // A partition that never held a record: covered by a head at 0 seen after `to`.
+            (vec![], Some(head(0, 2000)), 200, 1500, None),
+            (vec![], Some(head(0, 1000)), 200, 1500, Some("no segment")),
+            (vec![], None, 200, 1500, Some("no segment")),
         ];
         for (segments, head, from, to, want) in cases {
             let got = coverage_problem(3, &segments, head.as_ref(), t(from), t(to));

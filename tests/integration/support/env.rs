@@ -253,3 +253,9 @@ pub fn require_python() -> bool {
         )
     }
 }
+
+/// Kafka Connect's offsets topic in the test environment (the worker's `offset.storage.topic`).
+pub fn connect_offsets_topic() -> String {
+    std::env::var("OV_CONNECT_OFFSETS_TOPIC")
+        .unwrap_or_else(|_| "offset-vault-test-connect-offsets".to_string())
+}

@@ -1,0 +1,168 @@
+//! Kafka Connect's offsets topic in the commit-log archive, against the real worker: `follow
+//! --connect-offsets-topic` archives a source connector's positions, and `restore --at` an
+//! instant between two of them puts the connector back to the earlier one through Connect's
+//! REST API (the connector then sends again what it read after it). Without that archive a
+//! named source connector is refused, not restored to the snapshot's position.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::connect::{self, ConnectorCleanup};
+use crate::support::kafka;
+use crate::support::ov::{local_store, ov, snapshot};
+use crate::support::poll::eventually;
+use crate::support::{env, unique_name};
+
+fn text(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// The position of the connector's one source partition, as Connect's REST API reports it.
+async fn position(name: &str) -> Option<i64> {
+    let offsets = connect::connector_offsets(name).await;
+    offsets["offsets"][0]["offset"]["position"].as_i64()
+}
+
+async fn wait_position(name: &str, want: i64) {
+    eventually(
+        &format!("the source offsets of {name} to reach position {want}"),
+        Duration::from_secs(60),
+        || async move { (position(name).await == Some(want)).then_some(()) },
+    )
+    .await;
+}
+
+/// `follow --once`, with Connect's offsets topic when `connect_topic`.
+async fn follow(store: &str, follower: &str, connect_topic: Option<&str>) -> Value {
+    let mut args = vec!["follow", "--once", "--group-id", follower];
+    if let Some(t) = connect_topic {
+        args.extend(["--connect-offsets-topic", t]);
+    }
+    args.extend(["--output", "json"]);
+    ov(store, &args).await.ok().json()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn restore_at_puts_a_source_connector_back_to_its_position_at_the_instant() {
+    if !(env::require_kafka() && env::require_connect()) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.txt");
+    std::fs::write(&input, "a1\na2\na3\n").unwrap();
+    let topic = unique_name("log-connect");
+    kafka::create_topic(&topic, 1).await;
+    let name = unique_name("log-connect-src");
+    let cleanup = ConnectorCleanup::new(&name);
+    connect::create_connector(&name, connect::file_source(&input, &topic)).await;
+    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
+    wait_position(&name, 9).await;
+
+    let (_dir, store) = local_store();
+    let follower = unique_name("log-connect-follower");
+    let connect_topic = env::connect_offsets_topic();
+    let first = follow(&store, &follower, Some(&connect_topic)).await;
+    assert!(
+        first["connect"]["segments"].as_array().is_some(),
+        "{first:#}"
+    );
+    snapshot(&store, &["--connector", &name]).await;
+
+    std::fs::write(&input, "a1\na2\na3\nb1\nb2\n").unwrap();
+    wait_position(&name, 15).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let between = chrono::Utc::now();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    std::fs::write(&input, "a1\na2\na3\nb1\nb2\nc1\n").unwrap();
+    wait_position(&name, 18).await;
+    kafka::read_records(&topic, 6, Duration::from_secs(60)).await;
+
+    let second = follow(&store, &follower, Some(&connect_topic)).await;
+    assert!(
+        second["connect"]["records"].as_u64().unwrap() >= 2,
+        "the positions 15 and 18 are archived: {second:#}"
+    );
+    // The follower group of Connect's topic is its own, beside the commit log's.
+    let at = text(between);
+    let plan = ov(
+        &store,
+        &[
+            "restore",
+            "--at",
+            &at,
+            "--connector",
+            &name,
+            "--output",
+            "json",
+        ],
+    )
+    .await
+    .ok()
+    .json();
+    let planned = &plan["plan"]["connectors"][0];
+    assert_eq!(planned["offsets"][0]["target"]["position"], 15, "{plan:#}");
+    assert_eq!(planned["offsets"][0]["current"]["position"], 18, "{plan:#}");
+    assert!(
+        plan["chosen_because"]
+            .as_str()
+            .unwrap()
+            .contains("Connect's offsets topic replayed"),
+        "{plan:#}"
+    );
+
+    let done = ov(
+        &store,
+        &[
+            "restore",
+            "--at",
+            &at,
+            "--connector",
+            &name,
+            "--stop-connectors",
+            "--execute",
+            "--output",
+            "json",
+        ],
+    )
+    .await
+    .ok()
+    .json();
+    assert_eq!(done["verified"], true, "{done:#}");
+    // Resumed from position 15: c1 is sent again, and nothing before it.
+    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
+    let records = kafka::read_records(&topic, 7, Duration::from_secs(60)).await;
+    let values: Vec<String> = records.iter().filter_map(|r| r.value.clone()).collect();
+    assert_eq!(values, ["a1", "a2", "a3", "b1", "b2", "c1", "c1"]);
+    wait_position(&name, 18).await;
+
+    // A store with no archive of Connect's topic: the named source connector is refused, and
+    // nothing is changed.
+    let (_dir2, other) = local_store();
+    follow(&other, &unique_name("log-connect-nolane"), None).await;
+    snapshot(&other, &["--connector", &name]).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let now = text(chrono::Utc::now());
+    follow(&other, &unique_name("log-connect-nolane"), None).await;
+    let refused = ov(
+        &other,
+        &[
+            "restore",
+            "--at",
+            &now,
+            "--connector",
+            &name,
+            "--stop-connectors",
+            "--execute",
+        ],
+    )
+    .await
+    .expect_code(7);
+    assert!(
+        refused.stderr.contains("--connect-offsets-topic"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(position(&name).await, Some(18));
+    cleanup.delete().await;
+}
