@@ -384,6 +384,7 @@ impl Follower<'_> {
                 buffer.stop_at = Some(high);
             }
             self.buffers.insert(p, buffer);
+            tracing::info!("reading {OFFSETS_TOPIC}[{p}] from offset {start}");
         }
         Ok(())
     }
@@ -391,12 +392,10 @@ impl Follower<'_> {
     fn revoked(&mut self, partitions: &[i32]) {
         for p in partitions {
             if let Some(b) = self.buffers.remove(p) {
-                if b.raw > 0 {
-                    tracing::info!(
-                        "{OFFSETS_TOPIC}[{p}] was revoked; its {} unsealed record(s) are left to its next follower",
-                        b.raw
-                    );
-                }
+                tracing::info!(
+                    "no longer reading {OFFSETS_TOPIC}[{p}] (revoked); its {} unsealed record(s) are left to its next follower",
+                    b.raw
+                );
             }
         }
     }
@@ -587,7 +586,15 @@ impl Follower<'_> {
             match self.tail.poll(Duration::from_millis(200))? {
                 Some(TailEvent::Record(p, raw)) => self.record(p, raw),
                 Some(TailEvent::End(p)) => {
+                    let position = self.tail.position(p);
                     if let Some(b) = self.buffers.get_mut(&p) {
+                        if !b.at_end {
+                            tracing::debug!(
+                                "{OFFSETS_TOPIC}[{p}] read to its end at {} ({} record(s) held since the last segment)",
+                                position.filter(|n| *n >= b.next).unwrap_or(b.next),
+                                b.raw
+                            );
+                        }
                         b.at_end = true;
                     }
                 }
