@@ -281,6 +281,27 @@ fn start_of(archive_end: Option<i64>, committed: Option<i64>, log_start: i64) ->
         .unwrap_or(log_start)
 }
 
+/// The log start of `partition` as the broker reported it; in a test build,
+/// `FAILPOINTS="follow-log-start=return(P:N)"` moves partition P's to N, as retention would
+/// have (the broker refuses DeleteRecords on `__consumer_offsets`), for the tests of a gap.
+#[cfg(feature = "failpoints")]
+fn injected_log_start(partition: i32, log_start: i64) -> i64 {
+    fail::eval("follow-log-start", |arg| {
+        let arg = arg?;
+        let (p, n) = arg.split_once(':')?;
+        let n = n.trim().parse::<i64>().ok()?;
+        (p.trim().parse::<i32>().ok()? == partition).then_some(n)
+    })
+    .flatten()
+    .map_or(log_start, |n| n.max(log_start))
+}
+
+#[cfg(not(feature = "failpoints"))]
+#[inline(always)]
+fn injected_log_start(_partition: i32, log_start: i64) -> i64 {
+    log_start
+}
+
 /// [`start_of`] for each partition (with the group's committed position, if any).
 async fn starts(
     store: &Store,
@@ -301,7 +322,10 @@ async fn starts(
             .ok_or_else(|| {
                 Error::Internal(format!("no log start offset of {OFFSETS_TOPIC}[{p}]"))
             })?;
-        out.push((*p, start_of(end, *committed, log_start)));
+        out.push((
+            *p,
+            start_of(end, *committed, injected_log_start(*p, log_start)),
+        ));
     }
     Ok(out)
 }
