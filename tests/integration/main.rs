@@ -9,6 +9,7 @@ mod group_types;
 mod group_types_env;
 mod log;
 mod log_at;
+mod log_follow;
 mod log_groups;
 mod log_history;
 mod reset;
