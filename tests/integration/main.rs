@@ -12,6 +12,7 @@ mod log_at;
 mod log_follow;
 mod log_groups;
 mod log_history;
+mod log_other_cluster;
 mod reset;
 mod restore;
 mod snapshot;
