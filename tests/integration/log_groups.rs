@@ -158,12 +158,17 @@ impl Transactions {
     /// One transaction: a record to `out`, the offsets of `topic` for the group, then commit or
     /// abort. Returns the producer for the next one.
     async fn run(self, topic: &str, offsets: &[(i32, i64)], commit: bool) -> Transactions {
+        self.begin(topic, offsets).await.end(commit).await
+    }
+
+    /// Begins a transaction and sends a record to `out` and the offsets of `topic` in it.
+    async fn begin(self, topic: &str, offsets: &[(i32, i64)]) -> Transactions {
         let topic = topic.to_string();
         let offsets = offsets.to_vec();
         blocking(move || {
             let p = &self.producer;
             p.begin_transaction().expect("begin_transaction");
-            let value = format!("{offsets:?} commit={commit}");
+            let value = format!("{offsets:?}");
             p.send(
                 BaseRecord::<(), String>::to(&self.out)
                     .partition(0)
@@ -183,6 +188,15 @@ impl Transactions {
                 .expect("the group's metadata");
             p.send_offsets_to_transaction(&tpl, &metadata, TXN_TIMEOUT)
                 .unwrap_or_else(|e| panic!("send_offsets_to_transaction {offsets:?}: {e}"));
+            self
+        })
+        .await
+    }
+
+    /// Commits or aborts the open transaction.
+    async fn end(self, commit: bool) -> Transactions {
+        blocking(move || {
+            let p = &self.producer;
             if commit {
                 p.commit_transaction(TXN_TIMEOUT)
                     .unwrap_or_else(|e| panic!("commit_transaction: {e}"));
@@ -247,6 +261,40 @@ async fn an_aborted_transactions_offsets_are_never_archived_and_a_committed_ones
     assert_eq!(targets, [(0, 6), (1, 8)].into(), "{doc:#}");
     let (targets, doc) = planned(&store, &after_abort, &group).await;
     assert_eq!(targets, [(0, 2), (1, 2)].into(), "{doc:#}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_transaction_open_while_the_base_was_taken_is_replayed_once_it_commits() {
+    if !env::require_kafka() {
+        return;
+    }
+    let topic = unique_name("log-txn-base");
+    let out = unique_name("log-txn-base-out");
+    kafka::create_topic(&topic, 1).await;
+    kafka::create_topic(&out, 1).await;
+    kafka::produce(&topic, 0, 20).await;
+    let group = unique_name("log-txn-base-g");
+    let (_dir, store) = local_store();
+    let follower = unique_name("log-txn-base-follower");
+    follow(&store, &follower).await;
+    kafka::consume_and_commit(&group, &topic, Take::per_partition(&[(0, 2)])).await;
+    // The offsets are sent in a transaction that is still open when the base is taken: the
+    // base holds the offset before it.
+    let txns = Transactions::new(&group, &out).await;
+    let txns = txns.begin(&topic, &[(0, 9)]).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let id = snapshot(&store, &["--group", &group]).await;
+    let base = crate::support::ov::show(&store, &id).await;
+    assert_eq!(base["groups"][0]["partitions"][0]["offset"], 2, "{base:#}");
+    let txns = txns.end(true).await;
+    drop(txns);
+    let after_commit = instant().await;
+    assert_eq!(committed(&group, &topic).await, [(0, 9)].into());
+    follow(&store, &follower).await;
+
+    // The transaction's offsets were sent before the base and committed after it.
+    let (targets, doc) = planned(&store, &after_commit, &group).await;
+    assert_eq!(targets, [(0, 9)].into(), "{doc:#}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
