@@ -590,14 +590,20 @@ impl Follower<'_> {
         }
     }
 
+    /// Takes in the assignments and revocations of the rebalances the last poll ran.
+    fn rebalanced(&mut self) -> Result<()> {
+        for a in self.tail.assignments() {
+            match a {
+                Assignment::Assigned(starts) => self.assigned(&starts)?,
+                Assignment::Revoked(ps) => self.revoked(&ps),
+            }
+        }
+        Ok(())
+    }
+
     fn run(&mut self, stop: &AtomicBool) -> Result<()> {
         loop {
-            for a in self.tail.assignments() {
-                match a {
-                    Assignment::Assigned(starts) => self.assigned(&starts)?,
-                    Assignment::Revoked(ps) => self.revoked(&ps),
-                }
-            }
+            self.rebalanced()?;
             if self.need_base {
                 self.base_snapshot();
             }
@@ -624,6 +630,8 @@ impl Follower<'_> {
                 }
                 None => {}
             }
+            // A partition revoked in that poll is another follower's now: not sealed here.
+            self.rebalanced()?;
             for p in self.due() {
                 self.seal(p)?;
             }
