@@ -38,6 +38,11 @@ pub struct PartitionRead {
 fn read_error(topic: &str, group: &str, e: KafkaError) -> Error {
     match e.rdkafka_error_code() {
         Some(code) if crate::error::is_access_code(code) => access_denied(topic, group, e),
+        Some(code @ RDKafkaErrorCode::AutoOffsetReset) => Error::Kafka {
+            op: "reading the commit log",
+            detail: format!("{e}: the log of {topic} no longer holds the follower's position (retention or a deletion passed it); run the follower again: it records the offsets it can no longer read as a gap, takes a base snapshot and goes on"),
+            code: Some(code),
+        },
         _ => Error::kafka("reading the commit log", e),
     }
 }
@@ -182,7 +187,9 @@ impl KafkaClient {
             .set("enable.partition.eof", "true")
             .set("enable.auto.commit", "false")
             .set("enable.auto.offset.store", "false")
-            .set("auto.offset.reset", "earliest")
+            // Every read starts at an offset the follower chose; one the log no longer holds
+            // is an error, never a silent jump to the log start (a gap in a segment).
+            .set("auto.offset.reset", "error")
             .create_with_context(context)
             .map_err(|e| Error::kafka("consumer", e))?;
         if subscribe {
