@@ -1,7 +1,9 @@
 //! The committed offsets of groups at an instant (`--at TIME`): the newest snapshot created
 //! before it (the base) plus every record the commit-log archive holds between the two, replayed
-//! in log order. One reconstruction for every command that takes `--at`: `restore` replaces the
-//! snapshot's targets with it, `show`, `diff` and `export` read it.
+//! in log order (and, first, those of the [`BEFORE_BASE_MS`] before the base: a transaction open
+//! while the base was taken committed its offsets after it). One reconstruction for every command
+//! that takes `--at`: `restore` replaces the snapshot's targets with it, `show`, `diff` and
+//! `export` read it.
 //!
 //! The archive must cover the interval for each group's partition of `__consumer_offsets`
 //! ([`coverage_problem`]): anything less is refused, never papered over. A share group's
