@@ -111,6 +111,15 @@ pub struct PruneArgs {
     /// (nothing of it deleted, exit 15).
     #[arg(long)]
     pub allow_empty_group: bool,
+    /// Also prune the commit-log archive (`follow`), keeping every instant of the last DURATION
+    /// reconstructable for `--at` (e.g. 30d, 12h). A segment goes only when every record in it
+    /// is older than the window's base (the newest kept snapshot at or before now - DURATION
+    /// that holds a group, for each group) and only from the start of its partition's chain;
+    /// orphan data files older than --incomplete-older-than and apply records older than the
+    /// kept log go too. Without --keep-log, prune never removes a log segment. With only
+    /// --keep-log (no --keep-*), every complete snapshot is kept.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub keep_log: Option<Duration>,
     /// Delete. Without it, the plan is printed and nothing changes.
     #[arg(long)]
     pub execute: bool,

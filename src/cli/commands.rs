@@ -192,9 +192,13 @@ fn print_show_json(opened: &repo::Opened) -> Result<()> {
     Ok(())
 }
 
+/// `verify ID` checks one snapshot; `verify --all` every snapshot, and the commit-log archive
+/// and the apply records (a problem in either fails the verification; notes such as orphan
+/// data files and recorded gaps do not).
 async fn cmd_verify(cli: &Cli, args: &VerifyArgs) -> Result<i32> {
     let store = open_store(cli)?;
     let mut results = Vec::new();
+    let mut log = None;
     if args.all {
         let all = repo::list(&store, DayRange::default()).await?;
         crate::progress::stage("snapshots verified", all.len() as u64);
@@ -204,6 +208,7 @@ async fn cmd_verify(cli: &Cli, args: &VerifyArgs) -> Result<i32> {
             results.push((listed.id, problems));
         }
         crate::progress::finish();
+        log = Some(crate::log::verify::verify(&store).await?);
     } else {
         let id = args.id.as_deref().unwrap_or_default();
         let manifest = repo::resolve(&store, id).await?;
@@ -212,13 +217,19 @@ async fn cmd_verify(cli: &Cli, args: &VerifyArgs) -> Result<i32> {
     }
     let failed = results.iter().filter(|(_, p)| !p.is_empty()).count();
     match cli.global.output {
-        OutputFormat::Json => print_json(&json!({
-            "verified": results.len(),
-            "failed": failed,
-            "snapshots": results.iter().map(|(id, problems)| json!({
-                "id": id, "ok": problems.is_empty(), "problems": problems,
-            })).collect::<Vec<_>>(),
-        })),
+        OutputFormat::Json => {
+            let mut doc = json!({
+                "verified": results.len(),
+                "failed": failed,
+                "snapshots": results.iter().map(|(id, problems)| json!({
+                    "id": id, "ok": problems.is_empty(), "problems": problems,
+                })).collect::<Vec<_>>(),
+            });
+            if let Some(l) = &log {
+                doc["log"] = json!(l);
+            }
+            print_json(&doc)
+        }
         OutputFormat::Table => {
             for (id, problems) in &results {
                 if problems.is_empty() {
@@ -231,11 +242,50 @@ async fn cmd_verify(cli: &Cli, args: &VerifyArgs) -> Result<i32> {
                 }
             }
             crate::noteln!("{} snapshot(s) verified, {failed} failed", results.len());
+            if let Some(l) = &log {
+                print_log_report(l);
+            }
         }
     }
-    Ok(if failed == 0 {
+    let log_ok = log.as_ref().is_none_or(|l| l.ok);
+    Ok(if failed == 0 && log_ok {
         exit::OK
     } else {
         exit::INTEGRITY
     })
+}
+
+/// The archive's part of `verify --all`, for people.
+fn print_log_report(l: &crate::log::verify::LogReport) {
+    let label = |f: &crate::log::verify::Finding| match f.partition {
+        Some(p) => format!("partition {p}: {}", f.key),
+        None => f.key.clone(),
+    };
+    for f in &l.problems {
+        let kind = serde_json::to_value(f.kind).unwrap_or_default();
+        crate::outln!(
+            "FAILED  log {} {}\n        - {}",
+            kind.as_str().unwrap_or_default(),
+            label(f),
+            f.detail
+        );
+    }
+    for f in &l.notes {
+        let kind = serde_json::to_value(f.kind).unwrap_or_default();
+        crate::outln!(
+            "NOTE    log {} {}\n        - {}",
+            kind.as_str().unwrap_or_default(),
+            label(f),
+            f.detail
+        );
+    }
+    crate::noteln!(
+        "commit-log archive: {} partition(s), {} index entries, {} data file(s) re-hashed, {} apply record(s): {} problem(s), {} note(s)",
+        l.partitions,
+        l.manifests,
+        l.segments_checked,
+        l.apply_records,
+        l.problems.len(),
+        l.notes.len()
+    );
 }

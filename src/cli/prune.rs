@@ -1,4 +1,5 @@
-//! `offset-vault prune`: the plan (a dry run) or, with `--execute`, the deletions.
+//! `offset-vault prune`: the plan (a dry run) or, with `--execute`, the deletions; with
+//! `--keep-log`, of the commit-log archive too.
 
 use chrono::{Duration, Utc};
 use serde_json::json;
@@ -8,6 +9,7 @@ use super::commands::open_store;
 use super::output::print_json;
 use super::{Cli, OutputFormat};
 use crate::error::{exit, Error, Result};
+use crate::retention::log::{LogPlan, OrphanAction};
 use crate::retention::{
     self, parse_group_by, LeftoverAction, PlannedGroup, Policy, PruneOptions, PrunePlan,
 };
@@ -37,10 +39,26 @@ fn options(args: &PruneArgs) -> Result<PruneOptions> {
     for t in &args.keep_tags {
         policy.set("keep-tag", t)?;
     }
+    let keep_log = match args.keep_log {
+        None => None,
+        Some(d) if d.is_zero() => {
+            return Err(Error::usage(
+                "--keep-log 0: the window must be longer than nothing (e.g. --keep-log 30d)",
+            ))
+        }
+        Some(d) => Some((
+            humantime::format_duration(d).to_string(),
+            Duration::from_std(d).map_err(|_| Error::usage("--keep-log: too large"))?,
+        )),
+    };
     if policy.is_empty() {
-        return Err(Error::usage(
-            "no retention policy: pass at least one --keep-* option (e.g. --keep-daily 7 --keep-weekly 4); prune never removes everything by default",
-        ));
+        if keep_log.is_none() {
+            return Err(Error::usage(
+                "no retention policy: pass at least one --keep-* option (e.g. --keep-daily 7 --keep-weekly 4) or --keep-log; prune never removes everything by default",
+            ));
+        }
+        // Only the log is pruned: every complete snapshot stays.
+        policy.set("keep-last", "unlimited")?;
     }
     let incomplete_older_than = Duration::from_std(args.incomplete_older_than)
         .map_err(|_| Error::usage("--incomplete-older-than: too large"))?;
@@ -49,6 +67,7 @@ fn options(args: &PruneArgs) -> Result<PruneOptions> {
         group_by: parse_group_by(&args.group_by)?,
         incomplete_older_than,
         allow_empty_group: args.allow_empty_group,
+        keep_log,
     })
 }
 
@@ -63,9 +82,11 @@ pub async fn run(cli: &Cli, args: &PruneArgs) -> Result<i32> {
                 "store": store.url(),
                 "executed": false,
                 "plan": plan,
+                "log": prepared.log,
             })),
             OutputFormat::Table => {
                 print_plan(plan);
+                print_log_plan(prepared.log.as_ref());
                 crate::noteln!(
                     "dry run: nothing was deleted; add --execute to delete what is marked remove"
                 );
@@ -75,6 +96,7 @@ pub async fn run(cli: &Cli, args: &PruneArgs) -> Result<i32> {
     }
     if cli.global.output == OutputFormat::Table {
         print_plan(plan);
+        print_log_plan(prepared.log.as_ref());
     }
     let pruned = retention::execute(&store, &prepared).await;
     match cli.global.output {
@@ -84,6 +106,8 @@ pub async fn run(cli: &Cli, args: &PruneArgs) -> Result<i32> {
             "plan": plan,
             "deleted": pruned.deleted,
             "failed": pruned.failed,
+            "log": prepared.log,
+            "log_deleted": pruned.log,
         })),
         OutputFormat::Table => {
             crate::outln!(
@@ -94,7 +118,27 @@ pub async fn run(cli: &Cli, args: &PruneArgs) -> Result<i32> {
             for f in &pruned.failed {
                 crate::outln!("  ! {}: {}", f.id, f.error);
             }
+            if let Some(l) = &pruned.log {
+                crate::outln!(
+                    "deleted {} log segment(s), {} orphan data file(s), {} apply record(s)",
+                    l.segments.len(),
+                    l.orphans.len(),
+                    l.apply_records.len()
+                );
+                for f in &l.failed {
+                    crate::outln!("  ! {}: {}", f.id, f.error);
+                }
+            }
         }
+    }
+    if let Some(l) = pruned.log.as_ref().filter(|l| !l.failed.is_empty()) {
+        return Err(Error::store(
+            store.url(),
+            format!(
+                "{} object(s) of the commit-log archive could not be deleted (listed above); each chain was cut only from its start, and a later prune goes on",
+                l.failed.len()
+            ),
+        ));
     }
     if !pruned.failed.is_empty() {
         return Err(Error::store(
@@ -197,6 +241,78 @@ fn print_plan(plan: &PrunePlan) {
     }
 }
 
+fn day(t: Option<chrono::DateTime<Utc>>) -> String {
+    t.map(|t| t.format("%Y-%m-%d %H:%M:%S").to_string())
+        .unwrap_or_else(|| "-".to_string())
+}
+
+/// The archive's part of the plan: the window, each segment removed, orphans, apply records.
+fn print_log_plan(plan: Option<&LogPlan>) {
+    let Some(plan) = plan else {
+        crate::outln!("\ncommit-log archive: not pruned (pass --keep-log DURATION to bound it)");
+        return;
+    };
+    let w = &plan.window;
+    crate::outln!(
+        "\ncommit-log archive: keep {} (from {}); kept from {}: {}",
+        plan.keep_log,
+        w.window_start.format("%Y-%m-%d %H:%M:%S"),
+        w.base.format("%Y-%m-%d %H:%M:%S"),
+        w.why
+    );
+    let mut t = super::output::table(&[
+        "PARTITION",
+        "OFFSETS",
+        "FIRST RECORD (UTC)",
+        "LAST RECORD (UTC)",
+        "ACTION",
+    ]);
+    for s in plan.segments() {
+        t.add_row(vec![
+            s.partition.to_string(),
+            format!("{}..{}", s.start, s.next),
+            if s.gap {
+                "(recorded gap)".to_string()
+            } else {
+                day(s.first_record_at)
+            },
+            day(s.last_record_at),
+            "remove".to_string(),
+        ]);
+    }
+    if plan.summary.remove_segments > 0 {
+        crate::outln!("{t}");
+    }
+    for c in plan.chains.iter().filter(|c| c.refused.is_some()) {
+        crate::outln!(
+            "partition {}: {}",
+            c.partition,
+            c.refused.as_deref().unwrap_or_default()
+        );
+    }
+    for o in &plan.orphans {
+        let action = match o.action {
+            OrphanAction::Remove => "remove",
+            _ => "keep",
+        };
+        crate::outln!("orphan {}: {action} ({})", o.key, o.why);
+    }
+    for r in &plan.apply_records {
+        crate::outln!("apply record {r}: remove (older than the kept log)");
+    }
+    let s = &plan.summary;
+    crate::outln!(
+        "{} partition(s), {} index entries: remove {} segment(s), {} orphan(s) (keep {}), {} apply record(s); {} partition(s) left whole",
+        s.partitions,
+        s.entries,
+        s.remove_segments,
+        s.remove_orphans,
+        s.keep_orphans,
+        s.remove_apply_records,
+        s.refused_partitions
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use clap::Parser;
@@ -233,6 +349,9 @@ mod tests {
             ("--keep-within 2w", Err("unknown unit 'w'")),
             ("--keep-tag release", Err("--keep-tag release")),
             ("--keep-last 1 --group-by host", Err("--group-by host")),
+            ("--keep-log 7d", Ok("keep all last")),
+            ("--keep-log 0s", Err("--keep-log 0")),
+            ("--keep-log soon", Err("soon")),
         ];
         for (line, want) in cases {
             match (parse(line), want) {
@@ -244,6 +363,13 @@ mod tests {
                 (got, want) => panic!("{line}: got {got:?}, want {want:?}"),
             }
         }
+        let o = parse("--keep-last 1").unwrap();
+        assert!(o.keep_log.is_none());
+        let o = parse("--keep-daily 7 --keep-log 36h").unwrap();
+        assert_eq!(
+            o.keep_log,
+            Some(("1day 12h".to_string(), Duration::hours(36)))
+        );
         let o = parse("--keep-last 1").unwrap();
         assert_eq!(o.incomplete_older_than, Duration::days(1));
         assert_eq!(

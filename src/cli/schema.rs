@@ -185,6 +185,39 @@ pub struct VerifyDoc {
     pub verified: u64,
     pub failed: u64,
     pub snapshots: Vec<Verified>,
+    /// With `--all`: the commit-log archive and the apply records.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<VerifiedLog>,
+}
+
+/// The commit-log archive and the apply records, as `verify --all` found them.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VerifiedLog {
+    pub partitions: u64,
+    /// Index entries (segments and recorded gaps).
+    pub manifests: u64,
+    /// Data files re-hashed against their manifests.
+    pub segments_checked: u64,
+    pub apply_records: u64,
+    /// No problem (notes do not count).
+    pub ok: bool,
+    /// Kinds: checksum, content, missing-data, bad-manifest, overlap, unrecorded-gap,
+    /// bad-apply-record.
+    pub problems: Vec<LogFinding>,
+    /// Kinds: orphan (harmless, never read; prune removes it), recorded-gap.
+    pub notes: Vec<LogFinding>,
+}
+
+/// One finding of `verify --all` in the archive.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LogFinding {
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partition: Option<i32>,
+    pub key: String,
+    pub detail: String,
 }
 
 /// One verified snapshot.
@@ -394,6 +427,13 @@ pub struct PruneDoc {
     /// With --execute: the snapshots that could not be deleted completely.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failed: Option<Vec<Value>>,
+    /// The commit-log archive's plan with --keep-log (`null` without it): the window and its
+    /// base, each partition's segments to remove, orphan data files, apply records.
+    #[serde(default)]
+    pub log: Option<Open>,
+    /// With --execute and --keep-log: what was deleted of the archive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_deleted: Option<Open>,
 }
 
 /// `import --output json`: the snapshot of kind import written.

@@ -8,6 +8,7 @@ use std::time::Duration;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::error::KafkaError;
 use rdkafka::message::Message;
+use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::{Offset, TopicPartitionList};
 
 use super::{client_config, KafkaClient};
@@ -36,14 +37,30 @@ pub struct PartitionRead {
 /// A read or commit that failed; an authorization failure names the ACLs it needs.
 fn read_error(topic: &str, group: &str, e: KafkaError) -> Error {
     match e.rdkafka_error_code() {
-        Some(code) if crate::error::is_access_code(code) => Error::AccessDenied {
-            service: "Kafka",
-            resource: format!("topic {topic} and group {group}"),
-            detail: e.to_string(),
-            advice: "Grant the principal DESCRIBE and READ on the topic __consumer_offsets and READ on the follower's group (kafka-acls --topic __consumer_offsets --group ...)",
+        Some(code) if crate::error::is_access_code(code) => access_denied(topic, group, e),
+        Some(code @ RDKafkaErrorCode::AutoOffsetReset) => Error::Kafka {
+            op: "reading the commit log",
+            detail: format!("{e}: the log of {topic} no longer holds the follower's position (retention or a deletion passed it); run the follower again: it records the offsets it can no longer read as a gap, takes a base snapshot and goes on"),
+            code: Some(code),
         },
         _ => Error::kafka("reading the commit log", e),
     }
+}
+
+fn access_denied(topic: &str, group: &str, detail: impl std::fmt::Display) -> Error {
+    Error::AccessDenied {
+        service: "Kafka",
+        resource: format!("topic {topic} and group {group}"),
+        detail: detail.to_string(),
+        advice: "Grant the principal DESCRIBE and READ on the topic __consumer_offsets and READ on the follower's group (kafka-acls --topic __consumer_offsets --group ...)",
+    }
+}
+
+/// Whether a consumer error reported by a poll is one librdkafka recovers from by itself
+/// (reconnecting, finding the new leader): every error but a denied access and a position the
+/// log no longer holds (a fatal error is a different kind of error).
+fn transient(code: rdkafka::types::RDKafkaErrorCode) -> bool {
+    !crate::error::is_access_code(code) && code != rdkafka::types::RDKafkaErrorCode::AutoOffsetReset
 }
 
 /// What one poll of a [`Tail`] brought.
@@ -170,7 +187,9 @@ impl KafkaClient {
             .set("enable.partition.eof", "true")
             .set("enable.auto.commit", "false")
             .set("enable.auto.offset.store", "false")
-            .set("auto.offset.reset", "earliest")
+            // Every read starts at an offset the follower chose; one the log no longer holds
+            // is an error, never a silent jump to the log start (a gap in a segment).
+            .set("auto.offset.reset", "error")
             .create_with_context(context)
             .map_err(|e| Error::kafka("consumer", e))?;
         if subscribe {
@@ -194,11 +213,18 @@ impl Tail {
             .consumer
             .fetch_metadata(Some(&self.topic), self.timeout)
             .map_err(|e| read_error(&self.topic, &self.group, e))?;
-        let count = metadata
-            .topics()
-            .iter()
-            .find(|t| t.name() == self.topic)
-            .map_or(0, |t| t.partitions().len()) as i32;
+        let topic = metadata.topics().iter().find(|t| t.name() == self.topic);
+        // A topic the principal may not describe comes back with an error and no partitions.
+        if let Some(code) = topic.and_then(|t| t.error()).map(RDKafkaErrorCode::from) {
+            if crate::error::is_access_code(code) {
+                return Err(access_denied(
+                    &self.topic,
+                    &self.group,
+                    format!("metadata: {code}"),
+                ));
+            }
+        }
+        let count = topic.map_or(0, |t| t.partitions().len()) as i32;
         if count == 0 {
             return Err(Error::NotFound {
                 what: "topic",
@@ -237,7 +263,10 @@ impl Tail {
         let committed = self
             .consumer
             .committed_offsets(tpl, self.timeout)
-            .map_err(|e| read_error(&self.topic, &self.group, e))?;
+            .map_err(|e| {
+                self.queued_access_error()
+                    .unwrap_or_else(|| read_error(&self.topic, &self.group, e))
+            })?;
         Ok(committed
             .elements_for_topic(&self.topic)
             .iter()
@@ -248,11 +277,41 @@ impl Tail {
             .collect())
     }
 
-    /// One poll: a record, a partition's end, or nothing within `wait`.
+    /// An authorization failure that librdkafka queued for the consumer while a call only timed
+    /// out: a refused FindCoordinator (no DESCRIBE on the group) is reported on the consumer's
+    /// queue, and the call waiting for the coordinator never hears of it. Looked for only while
+    /// nothing is assigned, so that no record is taken from the queue.
+    fn queued_access_error(&self) -> Option<Error> {
+        let assigned = self.consumer.assignment().map_or(1, |a| a.count());
+        if assigned > 0 {
+            return None;
+        }
+        while let Some(event) = self.consumer.poll(Duration::ZERO) {
+            if let Err(e) = event {
+                if e.rdkafka_error_code()
+                    .is_some_and(crate::error::is_access_code)
+                {
+                    return Some(access_denied(&self.topic, &self.group, e));
+                }
+            }
+        }
+        None
+    }
+
+    /// One poll: a record, a partition's end, or nothing within `wait`. An error the consumer
+    /// recovers from by itself (the broker away or restarting, a leader moving) is logged and
+    /// is nothing; a fatal one, a denied access or a lost position ends the read.
     pub fn poll(&self, wait: Duration) -> Result<Option<TailEvent>> {
         match self.consumer.poll(wait) {
             None => Ok(None),
             Some(Err(KafkaError::PartitionEOF(p))) => Ok(Some(TailEvent::End(p))),
+            Some(Err(KafkaError::MessageConsumption(code))) if transient(code) => {
+                tracing::warn!(
+                    "reading {}: {code} (the consumer retries; nothing is skipped)",
+                    self.topic
+                );
+                Ok(None)
+            }
             Some(Err(e)) => Err(read_error(&self.topic, &self.group, e)),
             Some(Ok(m)) => Ok(Some(TailEvent::Record(
                 m.partition(),

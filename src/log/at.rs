@@ -1,7 +1,9 @@
 //! The committed offsets of groups at an instant (`--at TIME`): the newest snapshot created
 //! before it (the base) plus every record the commit-log archive holds between the two, replayed
-//! in log order. One reconstruction for every command that takes `--at`: `restore` replaces the
-//! snapshot's targets with it, `show`, `diff` and `export` read it.
+//! in log order (and, first, those of the [`BEFORE_BASE_MS`] before the base: a transaction open
+//! while the base was taken committed its offsets after it). One reconstruction for every command
+//! that takes `--at`: `restore` replaces the snapshot's targets with it, `show`, `diff` and
+//! `export` read it.
 //!
 //! The archive must cover the interval for each group's partition of `__consumer_offsets`
 //! ([`coverage_problem`]): anything less is refused, never papered over. A share group's
@@ -245,23 +247,40 @@ pub fn at_instant(g: &GroupSnapshot, state: &State) -> GroupSnapshot {
     }
 }
 
-/// One group at `at` (ms): its base positions, then its records among `later` (the records of
-/// its partition after the base, in log order) that belong at or before `at`. Only the
-/// partitions the filter selects are kept: the log also holds the group's other topics. Returns
-/// the group, the records replayed (those that can move a position: commits, deletions, the
+/// How long before the base its partition's records are replayed too, in log order, before the
+/// records after it (ms): Kafka's default `transaction.max.timeout.ms`, 15 minutes.
+///
+/// A transaction's offset commits carry the time they were sent (`send_offsets_to_transaction`)
+/// but are committed, and seen by a snapshot, only when the transaction commits, up to that
+/// timeout later. A base taken while such a transaction was open lacks its offsets, and its
+/// records belong before the base: replayed from after the base only, they would be lost for
+/// good. Replaying records from before the base changes nothing else: for every position the
+/// last of them is what the base holds, unless a later record (after it in the log) replaces
+/// it, and those are replayed too.
+pub const BEFORE_BASE_MS: i64 = 15 * 60 * 1000;
+
+/// One group at `at` (ms): its base positions; then its records among `before` (the records of
+/// its partition in the [`BEFORE_BASE_MS`] before the base, in log order, which the base holds
+/// unless they are a transaction's committed after it); then its records among `later` (the
+/// records after the base, in log order) that belong at or before `at`. Only the partitions the
+/// filter selects are kept: the log also holds the group's other topics. Returns the group, the
+/// records after the base replayed (those that can move a position: commits, deletions, the
 /// group's deletion) and when the last of them belongs. Pure.
 pub fn replay_group(
     g: &GroupSnapshot,
+    before: &[Timed],
     later: &[Timed],
     at: i64,
     filter: &Filter,
 ) -> (GroupSnapshot, usize, Option<i64>) {
+    let group = Some(g.group_id.as_str());
+    let earlier = before.iter().filter(|t| moves(&t.record) == group);
     let mine: Vec<&Timed> = later
         .iter()
-        .filter(|t| t.at <= at && moves(&t.record) == Some(g.group_id.as_str()))
+        .filter(|t| t.at <= at && moves(&t.record) == group)
         .collect();
     let last = mine.last().map(|t| t.at);
-    let state = state_at(base_of(g), mine.iter().copied(), at);
+    let state = state_at(base_of(g), earlier.chain(mine.iter().copied()), at);
     let mut out = at_instant(g, &state);
     out.partitions
         .retain(|p| filter.wants_partition(&p.topic, p.partition));
@@ -347,27 +366,44 @@ pub async fn reconstruct(
         }
         partitions.insert(g.group_id.clone(), partition);
     }
-    // Each source partition is read once, however many groups it holds.
-    let mut read: BTreeMap<i32, (usize, Vec<Timed>)> = BTreeMap::new();
+    // Each source partition is read once, however many groups it holds: the segments that can
+    // hold records after the base, and those of the window before it. Of the window, only the
+    // records after the last gap recorded by the base's time (and after any segment of another
+    // cluster) are replayed: one before it may have been replaced by a record the gap lost.
+    let mut read: BTreeMap<i32, (usize, Vec<Timed>, Vec<Timed>)> = BTreeMap::new();
     for partition in partitions.values().collect::<BTreeSet<_>>() {
-        let mine = segments_after(&all, *partition, from_ms);
-        let mut later = Vec::new();
+        let after = segments_after(&all, *partition, from_ms).len();
+        let floor = all
+            .iter()
+            .filter(|(_, m)| m.meta.partition == *partition)
+            .filter(|(_, m)| {
+                (m.meta.gap.is_some() && m.meta.sealed_at <= from)
+                    || m.meta.cluster_id != base.cluster_id
+            })
+            .map(|(_, m)| m.meta.next)
+            .max()
+            .unwrap_or(i64::MIN);
+        let mine = segments_after(&all, *partition, from_ms.saturating_sub(BEFORE_BASE_MS));
+        let (mut before, mut later) = (Vec::new(), Vec::new());
         for (key, m) in &mine {
             for row in read_segment(store, key, m).await? {
+                let offset = row.source_offset;
                 let timed = Timed::new(row.record, row.timestamp);
                 if timed.at > from_ms {
                     later.push(timed);
+                } else if offset >= floor {
+                    before.push(timed);
                 }
             }
         }
-        read.insert(*partition, (mine.len(), later));
+        read.insert(*partition, (after, before, later));
     }
     let out = groups
         .iter()
         .map(|g| {
             let partition = partitions[&g.group_id];
-            let (segments, later) = &read[&partition];
-            let (snapshot, records, last) = replay_group(g, later, at_ms, &req.filter);
+            let (segments, before, later) = &read[&partition];
+            let (snapshot, records, last) = replay_group(g, before, later, at_ms, &req.filter);
             AtGroup {
                 source: Source {
                     group_id: g.group_id.clone(),
@@ -392,7 +428,7 @@ pub async fn reconstruct(
         base_id: base.id.clone(),
         base_created_at: from,
         groups: out,
-        segments: read.values().map(|(n, _)| n).sum::<usize>() + connect_segments,
+        segments: read.values().map(|(n, _, _)| n).sum::<usize>() + connect_segments,
         left_out: share.into_iter().map(|g| g.group_id).collect(),
         connectors,
         sources_as_snapshot,

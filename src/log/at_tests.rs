@@ -135,7 +135,7 @@ fn a_group_is_replayed_from_its_own_records_up_to_the_instant_and_the_selected_t
         (500, &all, vec![("t", 0, 2)], 6, Some(160)),
     ];
     for (at, filter, want, records, last) in cases {
-        let (out, n, l) = replay_group(&base, &later, at, filter);
+        let (out, n, l) = replay_group(&base, &[], &later, at, filter);
         let got: Vec<(&str, i32, i64)> = out
             .partitions
             .iter()
@@ -144,6 +144,40 @@ fn a_group_is_replayed_from_its_own_records_up_to_the_instant_and_the_selected_t
         assert_eq!(got, want, "at {at} {filter:?}");
         assert_eq!((n, l), (records, last), "at {at} {filter:?}");
     }
+}
+
+#[test]
+fn records_before_the_base_are_replayed_first_and_change_only_what_the_base_lacked() {
+    let commit = |partition, offset, at| commit_on("g", "t", partition, offset, at);
+    // The base (taken at 100) holds partition 0 at 8, the last commit before it, and
+    // partition 1 at 2: the transaction that sent 9 for it at 90 committed only after 100.
+    let base = group("g", vec![p("t", 0, 8, 50), p("t", 1, 2, 50)]);
+    let before = vec![
+        commit(0, 5, 60),
+        commit(0, 8, 80),
+        commit(1, 9, 90),
+        commit_on("other", "t", 1, 77, 95),
+    ];
+    let later = vec![commit(0, 12, 120)];
+    let all = Filter::default();
+    // (instant, (partition, offset) at the instant, records after the base replayed)
+    type Case = (i64, Vec<(i32, i64)>, usize);
+    let cases: [Case; 2] = [
+        (110, vec![(0, 8), (1, 9)], 0),
+        (130, vec![(0, 12), (1, 9)], 1),
+    ];
+    for (at, want, records) in cases {
+        let (out, n, _) = replay_group(&base, &before, &later, at, &all);
+        let got: Vec<(i32, i64)> = out
+            .partitions
+            .iter()
+            .map(|p| (p.partition, p.offset))
+            .collect();
+        assert_eq!((got, n), (want, records), "at {at}");
+    }
+    // With no record before the base, the base's partition 1 stands.
+    let (out, _, _) = replay_group(&base, &[], &later, 130, &all);
+    assert_eq!(out.partitions[1].offset, 2);
 }
 
 fn manifest(

@@ -296,6 +296,27 @@ fn start_of(archive_end: Option<i64>, committed: Option<i64>, log_start: i64) ->
         .unwrap_or(log_start)
 }
 
+/// The log start of `partition` as the broker reported it; in a test build,
+/// `FAILPOINTS="follow-log-start=return(P:N)"` moves partition P's to N, as retention would
+/// have (the broker refuses DeleteRecords on `__consumer_offsets`), for the tests of a gap.
+#[cfg(feature = "failpoints")]
+fn injected_log_start(partition: i32, log_start: i64) -> i64 {
+    fail::eval("follow-log-start", |arg| {
+        let arg = arg?;
+        let (p, n) = arg.split_once(':')?;
+        let n = n.trim().parse::<i64>().ok()?;
+        (p.trim().parse::<i32>().ok()? == partition).then_some(n)
+    })
+    .flatten()
+    .map_or(log_start, |n| n.max(log_start))
+}
+
+#[cfg(not(feature = "failpoints"))]
+#[inline(always)]
+fn injected_log_start(_partition: i32, log_start: i64) -> i64 {
+    log_start
+}
+
 /// [`start_of`] for each partition (with the group's committed position, if any).
 async fn starts(
     store: &Store,
@@ -315,6 +336,10 @@ async fn starts(
             .get(&(topic.to_string(), *p))
             .and_then(|w| w.log_start)
             .ok_or_else(|| Error::Internal(format!("no log start offset of {topic}[{p}]")))?;
+        let log_start = match Lane::of_topic(topic) {
+            Lane::Offsets => injected_log_start(*p, log_start),
+            Lane::Connect => log_start,
+        };
         out.push((*p, start_of(end, *committed, log_start)));
     }
     Ok(out)
@@ -407,6 +432,7 @@ impl Follower<'_> {
                 buffer.stop_at = Some(high);
             }
             self.buffers.insert(p, buffer);
+            tracing::info!("reading {}[{p}] from offset {start}", self.topic);
         }
         Ok(())
     }
@@ -414,13 +440,11 @@ impl Follower<'_> {
     fn revoked(&mut self, partitions: &[i32]) {
         for p in partitions {
             if let Some(b) = self.buffers.remove(p) {
-                if b.raw > 0 {
-                    tracing::info!(
-                        "{}[{p}] was revoked; its {} unsealed record(s) are left to its next follower",
-                        self.topic,
-                        b.raw
-                    );
-                }
+                tracing::info!(
+                    "no longer reading {}[{p}] (revoked); its {} unsealed record(s) are left to its next follower",
+                    self.topic,
+                    b.raw
+                );
             }
         }
     }
@@ -599,14 +623,20 @@ impl Follower<'_> {
         }
     }
 
+    /// Takes in the assignments and revocations of the rebalances the last poll ran.
+    fn rebalanced(&mut self) -> Result<()> {
+        for a in self.tail.assignments() {
+            match a {
+                Assignment::Assigned(starts) => self.assigned(&starts)?,
+                Assignment::Revoked(ps) => self.revoked(&ps),
+            }
+        }
+        Ok(())
+    }
+
     fn run(&mut self, stop: &AtomicBool) -> Result<()> {
         loop {
-            for a in self.tail.assignments() {
-                match a {
-                    Assignment::Assigned(starts) => self.assigned(&starts)?,
-                    Assignment::Revoked(ps) => self.revoked(&ps),
-                }
-            }
+            self.rebalanced()?;
             if self.need_base {
                 self.base_snapshot();
             }
@@ -619,12 +649,23 @@ impl Follower<'_> {
             match self.tail.poll(Duration::from_millis(200))? {
                 Some(TailEvent::Record(p, raw)) => self.record(p, raw),
                 Some(TailEvent::End(p)) => {
+                    let position = self.tail.position(p);
                     if let Some(b) = self.buffers.get_mut(&p) {
+                        if !b.at_end {
+                            tracing::debug!(
+                                "{}[{p}] read to its end at {} ({} record(s) held since the last segment)",
+                                self.topic,
+                                position.filter(|n| *n >= b.next).unwrap_or(b.next),
+                                b.raw
+                            );
+                        }
                         b.at_end = true;
                     }
                 }
                 None => {}
             }
+            // A partition revoked in that poll is another follower's now: not sealed here.
+            self.rebalanced()?;
             for p in self.due() {
                 self.seal(p)?;
             }

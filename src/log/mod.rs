@@ -11,6 +11,7 @@ pub mod history;
 pub mod record;
 pub mod replay;
 pub mod segment;
+pub mod verify;
 
 /// Records for the tests of this module's parts.
 #[cfg(test)]

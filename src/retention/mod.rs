@@ -6,7 +6,13 @@
 //! offered for restore, and removed by a later prune once older than the grace period. A
 //! manifest whose deletion failed keeps its files. A group of which the policy keeps nothing is
 //! refused whole (see [`plan::refusal`]) unless emptying it was allowed.
+//!
+//! With `--keep-log`, the commit-log archive is pruned too ([`log`]): segments the kept window
+//! does not need, the index manifest first and then the data file (an interruption leaves an
+//! orphan data file, which `verify` calls harmless and the next prune removes), old orphans,
+//! and the apply records that can explain no kept commit. Without it, no segment is touched.
 
+pub mod log;
 pub mod plan;
 pub mod policy;
 
@@ -19,7 +25,9 @@ pub use plan::{build, parse_group_by, refusal, GroupBy, LeftoverAction, PlannedG
 pub use policy::{Count, Policy, Span};
 
 use crate::error::Result;
+use crate::restore::record::{ApplyRecord, APPLIES};
 use crate::snapshot::manifest::MANIFEST_FILE;
+use crate::snapshot::model::SnapshotKind;
 use crate::snapshot::repo::{self, DayRange, Listed};
 use crate::store::Store;
 
@@ -32,6 +40,9 @@ pub struct PruneOptions {
     pub incomplete_older_than: Duration,
     /// Let the policy remove every snapshot of a group (refused otherwise).
     pub allow_empty_group: bool,
+    /// `--keep-log`: the flag's text and the window of the commit-log archive that must stay
+    /// reconstructable. `None`: the archive is not touched.
+    pub keep_log: Option<(String, Duration)>,
 }
 
 /// A plan with the store listing it was computed from (to know each snapshot's files).
@@ -39,6 +50,8 @@ pub struct PruneOptions {
 pub struct Prepared {
     pub plan: PrunePlan,
     files: BTreeMap<String, Vec<String>>,
+    /// The archive's plan, with `--keep-log`.
+    pub log: Option<log::LogPlan>,
 }
 
 /// Lists the store and plans. Changes nothing.
@@ -52,11 +65,80 @@ pub async fn prepare(store: &Store, opts: &PruneOptions, now: DateTime<Utc>) -> 
         opts.allow_empty_group,
         now,
     )?;
+    let log = match &opts.keep_log {
+        None => None,
+        Some((text, keep)) => {
+            let kept = kept_bases(&plan, &listed);
+            let window = log::window_base(&kept, now - *keep);
+            Some(prepare_log(store, text, window, opts.incomplete_older_than, now).await?)
+        }
+    };
     let files = listed
         .into_iter()
         .map(|l| (l.id, l.files.into_iter().map(|f| f.key).collect()))
         .collect();
-    Ok(Prepared { plan, files })
+    Ok(Prepared { plan, files, log })
+}
+
+/// The complete snapshot-kind snapshots the plan keeps (those of a refused group included):
+/// the bases `--at` may start from after the prune.
+fn kept_bases(plan: &PrunePlan, listed: &[Listed]) -> Vec<log::BaseCandidate> {
+    let deleted: std::collections::BTreeSet<&str> = plan.to_delete().into_iter().collect();
+    listed
+        .iter()
+        .filter_map(|l| l.manifest.as_ref())
+        .filter(|m| {
+            m.meta.kind == SnapshotKind::Snapshot
+                && !m.meta.is_partial()
+                && !deleted.contains(m.meta.id.as_str())
+        })
+        .map(|m| log::BaseCandidate {
+            id: m.meta.id.clone(),
+            created_at: m.meta.created_at,
+            group_ids: m.summary.group_ids.clone(),
+        })
+        .collect()
+}
+
+/// Lists the archive (manifests, data files, apply records) and plans its prune. An unreadable
+/// manifest stops the prune of the log: a chain is never cut where it cannot be read.
+async fn prepare_log(
+    store: &Store,
+    text: &str,
+    window: log::WindowBase,
+    grace: Duration,
+    now: DateTime<Utc>,
+) -> Result<log::LogPlan> {
+    let manifests = crate::log::archive::manifests(store).await?;
+    let named: std::collections::BTreeSet<&str> =
+        manifests.iter().map(|(_, m)| m.file.as_str()).collect();
+    let mut orphans = Vec::new();
+    for o in store.list("log").await? {
+        if !o.key.starts_with(crate::log::verify::DATA_PREFIX) || named.contains(o.key.as_str()) {
+            continue;
+        }
+        let sealed = match store.get(&o.key).await {
+            Ok(bytes) => crate::log::segment::decode(&o.key, bytes)
+                .ok()
+                .map(|(m, _)| m.sealed_at),
+            Err(_) => None,
+        };
+        orphans.push((o.key, sealed));
+    }
+    let mut records = Vec::new();
+    for o in store.list(APPLIES).await? {
+        let bytes = store.get(&o.key).await?;
+        let finished_at = ApplyRecord::from_bytes(&o.key, &bytes)
+            .ok()
+            .map(|r| r.body.finished_at);
+        records.push(log::RecordTime {
+            key: o.key,
+            finished_at,
+        });
+    }
+    Ok(log::build(
+        text, window, &manifests, &orphans, &records, grace, now,
+    ))
 }
 
 /// One snapshot that could not be deleted completely.
@@ -70,6 +152,20 @@ pub struct DeleteFailure {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Pruned {
     pub deleted: Vec<String>,
+    pub failed: Vec<DeleteFailure>,
+    /// With `--keep-log`: what was deleted of the archive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<LogPruned>,
+}
+
+/// What an executed prune deleted of the commit-log archive.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LogPruned {
+    /// Index manifests of the segments deleted (with their data files).
+    pub segments: Vec<String>,
+    pub orphans: Vec<String>,
+    pub apply_records: Vec<String>,
+    /// Keys that could not be deleted; a segment's chain stops there.
     pub failed: Vec<DeleteFailure>,
 }
 
@@ -93,6 +189,56 @@ pub async fn execute(store: &Store, prepared: &Prepared) -> Pruned {
         }
     }
     crate::progress::finish();
+    if let Some(plan) = &prepared.log {
+        out.log = Some(execute_log(store, plan).await);
+    }
+    out
+}
+
+/// Deletes what the archive's plan removes: per chain, oldest first, each segment's index
+/// manifest and then its data file; a failure stops that chain, so it is only ever shortened
+/// from its start. Then the old orphans and apply records.
+async fn execute_log(store: &Store, plan: &log::LogPlan) -> LogPruned {
+    let mut out = LogPruned::default();
+    let fail = |key: &str, e: crate::error::Error| DeleteFailure {
+        id: key.to_string(),
+        error: e.to_string(),
+    };
+    crate::progress::stage("log segments deleted", plan.summary.remove_segments as u64);
+    for chain in &plan.chains {
+        for s in &chain.remove {
+            crate::progress::advance(1);
+            if let Err(e) = store.delete(&s.manifest).await {
+                out.failed.push(fail(&s.manifest, e));
+                break;
+            }
+            // A prune killed here leaves the data file as an orphan: never read, removed later.
+            crate::failpoint::hit("prune-log-after-manifest");
+            if !s.file.is_empty() {
+                if let Err(e) = store.delete(&s.file).await {
+                    out.failed.push(fail(&s.file, e));
+                }
+            }
+            out.segments.push(s.manifest.clone());
+        }
+    }
+    crate::progress::finish();
+    for o in plan
+        .orphans
+        .iter()
+        .filter(|o| o.action == log::OrphanAction::Remove)
+    {
+        match store.delete(&o.key).await {
+            Ok(()) => out.orphans.push(o.key.clone()),
+            Err(e) => out.failed.push(fail(&o.key, e)),
+        }
+    }
+    for key in &plan.apply_records {
+        match store.delete(key).await {
+            Ok(()) => out.apply_records.push(key.clone()),
+            Err(e) => out.failed.push(fail(key, e)),
+        }
+    }
     out
 }
 

@@ -75,6 +75,50 @@ pub fn proxied_advertised_port() -> u16 {
     env_port("OV_PROXIED_ADVERTISED_PORT", 19099)
 }
 
+/// Bootstrap of the second cluster's PLAINTEXT listener (`OV_KAFKA2_BOOTSTRAP`): its principal,
+/// User:ANONYMOUS, is a super user there, so ACLs never apply to it.
+pub fn other_bootstrap() -> String {
+    env_or("OV_KAFKA2_BOOTSTRAP", "127.0.0.1:19192")
+}
+
+/// Bootstrap of the second cluster's SASL_PLAINTEXT listener with SASL/PLAIN
+/// (`OV_KAFKA2_SASL_BOOTSTRAP`), for [`other_user`] and [`other_admin_user`].
+pub fn other_sasl_bootstrap() -> String {
+    env_or("OV_KAFKA2_SASL_BOOTSTRAP", "127.0.0.1:19194")
+}
+
+/// The second cluster's SASL/PLAIN user that is not a super user: ACLs apply to it
+/// (`OV_KAFKA2_USER`).
+pub fn other_user() -> String {
+    env_or("OV_KAFKA2_USER", "ov-user")
+}
+
+/// [`other_user`]'s password (`OV_KAFKA2_PASSWORD`).
+pub fn other_password() -> String {
+    env_or("OV_KAFKA2_PASSWORD", "ov-user-secret")
+}
+
+/// The second cluster's SASL/PLAIN super user (`OV_KAFKA2_ADMIN_USER`).
+pub fn other_admin_user() -> String {
+    env_or("OV_KAFKA2_ADMIN_USER", "ov-admin")
+}
+
+/// [`other_admin_user`]'s password (`OV_KAFKA2_ADMIN_PASSWORD`).
+pub fn other_admin_password() -> String {
+    env_or("OV_KAFKA2_ADMIN_PASSWORD", "ov-admin-secret")
+}
+
+/// The client settings (`-X` values, librdkafka names) of `user` with `password` on
+/// [`other_sasl_bootstrap`].
+pub fn other_sasl_settings(user: &str, password: &str) -> Vec<String> {
+    vec![
+        "security.protocol=SASL_PLAINTEXT".into(),
+        "sasl.mechanism=PLAIN".into(),
+        format!("sasl.username={user}"),
+        format!("sasl.password={password}"),
+    ]
+}
+
 /// Base URL of the Kafka Connect REST API, without a trailing slash (`OV_CONNECT_URL`).
 pub fn connect_url() -> String {
     env_or("OV_CONNECT_URL", "http://127.0.0.1:18083")
@@ -224,6 +268,16 @@ pub fn require_tls() -> bool {
         || unavailable(
             "The test CA certificate",
             &format!("{} does not exist", ca.display()),
+        )
+}
+
+/// Checks that the second Kafka cluster answers, on its PLAINTEXT and its SASL listener.
+pub fn require_other_kafka() -> bool {
+    require_tcp("The second Kafka cluster", &other_bootstrap(), 9092)
+        && require_tcp(
+            "The second Kafka cluster's SASL listener",
+            &other_sasl_bootstrap(),
+            9092,
         )
 }
 

@@ -21,6 +21,8 @@ pub enum Service {
     Connect,
     /// The S3 server.
     S3,
+    /// The second Kafka cluster (KRaft, single node; see `scripts/test-env`).
+    Kafka2,
 }
 
 impl Service {
@@ -30,6 +32,7 @@ impl Service {
             Service::Kafka => "kafka",
             Service::Connect => "connect",
             Service::S3 => "s3",
+            Service::Kafka2 => "kafka2",
         }
     }
 }
