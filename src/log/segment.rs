@@ -178,7 +178,9 @@ pub fn schema() -> Schema {
         Field::new("group_type", DataType::Utf8, true),
         Field::new("protocol_type", DataType::Utf8, true),
         Field::new("topic", DataType::Utf8, true),
-        Field::new("partition", DataType::Int32, true),
+        // Not `partition`: a reader with Hive partitioning (DuckDB, Spark) would shadow it with
+        // the folder's `partition=NN`, the partition of the source topic.
+        Field::new("topic_partition", DataType::Int32, true),
         Field::new("committed_offset", DataType::Int64, true),
         Field::new("leader_epoch", DataType::Int32, true),
         Field::new("commit_metadata", DataType::Utf8, true),
@@ -422,7 +424,7 @@ pub fn decode(path: &str, bytes: Bytes) -> Result<(SegmentMeta, Vec<Row>)> {
         let group_type = c.get::<StringArray>("group_type")?;
         let protocol_type = c.get::<StringArray>("protocol_type")?;
         let topic = c.get::<StringArray>("topic")?;
-        let partition = c.get::<Int32Array>("partition")?;
+        let partition = c.get::<Int32Array>("topic_partition")?;
         let offset = c.get::<Int64Array>("committed_offset")?;
         let epoch = c.get::<Int32Array>("leader_epoch")?;
         let metadata = c.get::<StringArray>("commit_metadata")?;
