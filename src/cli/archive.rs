@@ -120,6 +120,13 @@ pub struct PruneArgs {
     /// --keep-log (no --keep-*), every complete snapshot is kept.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub keep_log: Option<Duration>,
+    /// With --keep-log: how much of the log before the window's base is kept too. `--at`
+    /// replays that much before its base snapshot, so that the offsets of a transaction open
+    /// while the snapshot was taken are not lost; the default is Kafka's default
+    /// transaction.max.timeout.ms. Lower it only for a cluster whose transactions time out
+    /// sooner (or that has none).
+    #[arg(long, value_name = "DURATION", default_value = "15m", value_parser = parse_duration, requires = "keep_log")]
+    pub keep_log_margin: Duration,
     /// Delete. Without it, the plan is printed and nothing changes.
     #[arg(long)]
     pub execute: bool,
