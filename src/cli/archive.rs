@@ -114,7 +114,8 @@ pub struct PruneArgs {
     /// Also prune the commit-log archive (`follow`), keeping every instant of the last DURATION
     /// reconstructable for `--at` (e.g. 30d, 12h). A segment goes only when every record in it
     /// is older than the window's base (the newest kept snapshot at or before now - DURATION
-    /// that holds a group, for each group) and only from the start of its partition's chain;
+    /// that holds a group, for each group) less --keep-log-margin, and only from the start of
+    /// its partition's chain (never its last entry);
     /// orphan data files older than --incomplete-older-than and apply records older than the
     /// kept log go too. Without --keep-log, prune never removes a log segment. With only
     /// --keep-log (no --keep-*), every complete snapshot is kept.

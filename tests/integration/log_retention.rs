@@ -236,7 +236,7 @@ async fn log_round(store: &str, files: Files, copy: (String, Files)) {
 
     // With one policy group, the follower's snapshot is the oldest and goes.
     // The policy keeps only s1 (tagged): the base moves back to s1, and only what is older
-    // than s1 goes from the group's partition (F1's entries but its last one's successor).
+    // than s1 goes from the group's partition (what F1 archived; F2's segment leads).
     let tagged = ov(
         store,
         &[
