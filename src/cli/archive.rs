@@ -114,12 +114,20 @@ pub struct PruneArgs {
     /// Also prune the commit-log archive (`follow`), keeping every instant of the last DURATION
     /// reconstructable for `--at` (e.g. 30d, 12h). A segment goes only when every record in it
     /// is older than the window's base (the newest kept snapshot at or before now - DURATION
-    /// that holds a group, for each group) and only from the start of its partition's chain;
+    /// that holds a group, for each group) less --keep-log-margin, and only from the start of
+    /// its partition's chain (never its last entry);
     /// orphan data files older than --incomplete-older-than and apply records older than the
     /// kept log go too. Without --keep-log, prune never removes a log segment. With only
     /// --keep-log (no --keep-*), every complete snapshot is kept.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub keep_log: Option<Duration>,
+    /// With --keep-log: how much of the log before the window's base is kept too. `--at`
+    /// replays that much before its base snapshot, so that the offsets of a transaction open
+    /// while the snapshot was taken are not lost; the default is Kafka's default
+    /// transaction.max.timeout.ms. Lower it only for a cluster whose transactions time out
+    /// sooner (or that has none).
+    #[arg(long, value_name = "DURATION", default_value = "15m", value_parser = parse_duration, requires = "keep_log")]
+    pub keep_log_margin: Duration,
     /// Delete. Without it, the plan is printed and nothing changes.
     #[arg(long)]
     pub execute: bool,

@@ -454,7 +454,8 @@ pub struct VerifyArgs {
     /// Snapshot id, or a unique prefix of one.
     #[arg(required_unless_present = "all", conflicts_with = "all")]
     pub id: Option<String>,
-    /// Verify every snapshot in the store.
+    /// Verify every snapshot in the store, and the commit-log archive and the apply records
+    /// (orphan data files and recorded gaps are reported as notes, not failures).
     #[arg(long)]
     pub all: bool,
 }

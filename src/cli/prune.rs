@@ -46,10 +46,12 @@ fn options(args: &PruneArgs) -> Result<PruneOptions> {
                 "--keep-log 0: the window must be longer than nothing (e.g. --keep-log 30d)",
             ))
         }
-        Some(d) => Some((
-            humantime::format_duration(d).to_string(),
-            Duration::from_std(d).map_err(|_| Error::usage("--keep-log: too large"))?,
-        )),
+        Some(d) => Some(crate::retention::KeepLog {
+            text: humantime::format_duration(d).to_string(),
+            window: Duration::from_std(d).map_err(|_| Error::usage("--keep-log: too large"))?,
+            margin: Duration::from_std(args.keep_log_margin)
+                .map_err(|_| Error::usage("--keep-log-margin: too large"))?,
+        }),
     };
     if policy.is_empty() {
         if keep_log.is_none() {
@@ -254,10 +256,12 @@ fn print_log_plan(plan: Option<&LogPlan>) {
     };
     let w = &plan.window;
     crate::outln!(
-        "\ncommit-log archive: keep {} (from {}); kept from {}: {}",
+        "\ncommit-log archive: keep {} (from {}); window base {}, log kept from {} ({} before it): {}",
         plan.keep_log,
         w.window_start.format("%Y-%m-%d %H:%M:%S"),
         w.base.format("%Y-%m-%d %H:%M:%S"),
+        w.keep_from.format("%Y-%m-%d %H:%M:%S"),
+        humantime::format_duration((w.base - w.keep_from).to_std().unwrap_or_default()),
         w.why
     );
     let mut t = super::output::table(&[
@@ -366,10 +370,18 @@ mod tests {
         let o = parse("--keep-last 1").unwrap();
         assert!(o.keep_log.is_none());
         let o = parse("--keep-daily 7 --keep-log 36h").unwrap();
+        let k = o.keep_log.unwrap();
         assert_eq!(
-            o.keep_log,
-            Some(("1day 12h".to_string(), Duration::hours(36)))
+            (k.text.as_str(), k.window, k.margin),
+            (
+                "1day 12h",
+                Duration::hours(36),
+                Duration::milliseconds(crate::log::at::BEFORE_BASE_MS)
+            )
         );
+        let o = parse("--keep-log 1d --keep-log-margin 0s").unwrap();
+        assert_eq!(o.keep_log.unwrap().margin, Duration::zero());
+        assert!(parse("--keep-last 1 --keep-log-margin 1m").is_err());
         let o = parse("--keep-last 1").unwrap();
         assert_eq!(o.incomplete_older_than, Duration::days(1));
         assert_eq!(

@@ -6,7 +6,9 @@
 //! that snapshot. So the window's base is the newest complete snapshot at or before
 //! `now - DURATION` that the snapshot policy keeps (taken per group: a `--group` restore uses the
 //! newest snapshot that holds the group); when the policy keeps none that old, the oldest kept
-//! snapshot. Nothing after the base is removed.
+//! snapshot. Nothing after the base is removed, nor the margin before it that `--at` replays
+//! too (`--keep-log-margin`, by default [`crate::log::at::BEFORE_BASE_MS`]: a transaction open
+//! while the base was taken has its offset commits there).
 //!
 //! Of each partition's chain only a prefix goes, and never the last entry (the follower resumes
 //! where the chain ends): entries whose every record is older than the base, up to the entry
@@ -37,8 +39,11 @@ pub struct BaseCandidate {
 pub struct WindowBase {
     /// `now - DURATION`: every instant from here on stays reconstructable.
     pub window_start: DateTime<Utc>,
-    /// Nothing of the log from here on is removed.
+    /// The oldest base `--at` inside the window may start from.
     pub base: DateTime<Utc>,
+    /// `base` less the margin `--at` replays before it: nothing of the log from here on is
+    /// removed.
+    pub keep_from: DateTime<Utc>,
     /// The snapshot `base` is the time of, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<String>,
@@ -47,8 +52,19 @@ pub struct WindowBase {
 
 /// The window's base: for each group of the kept snapshots, the newest one at or before
 /// `window_start` that holds it (else the oldest that holds it), and the oldest of those. With
-/// no kept snapshot holding a group, `window_start` itself. Pure.
-pub fn window_base(kept: &[BaseCandidate], window_start: DateTime<Utc>) -> WindowBase {
+/// no kept snapshot holding a group, `window_start` itself. The log is kept from `margin` before
+/// the base. Pure.
+pub fn window_base(
+    kept: &[BaseCandidate],
+    window_start: DateTime<Utc>,
+    margin: Duration,
+) -> WindowBase {
+    let mut w = base_of_window(kept, window_start);
+    w.keep_from = w.base - margin;
+    w
+}
+
+fn base_of_window(kept: &[BaseCandidate], window_start: DateTime<Utc>) -> WindowBase {
     let mut per_group: BTreeMap<&str, &BaseCandidate> = BTreeMap::new();
     for c in kept {
         for g in &c.group_ids {
@@ -78,6 +94,7 @@ pub fn window_base(kept: &[BaseCandidate], window_start: DateTime<Utc>) -> Windo
         None => WindowBase {
             window_start,
             base: window_start,
+            keep_from: window_start,
             snapshot: None,
             why: "no kept snapshot holds a group: the log is kept from the window's start"
                 .to_string(),
@@ -85,6 +102,7 @@ pub fn window_base(kept: &[BaseCandidate], window_start: DateTime<Utc>) -> Windo
         Some((g, c)) if c.created_at <= window_start => WindowBase {
             window_start,
             base: c.created_at,
+            keep_from: c.created_at,
             snapshot: Some(c.id.clone()),
             why: format!(
                 "snapshot {} is the newest kept snapshot at or before the window's start that holds group {g}: --at inside the window may start from it",
@@ -94,6 +112,7 @@ pub fn window_base(kept: &[BaseCandidate], window_start: DateTime<Utc>) -> Windo
         Some((g, c)) => WindowBase {
             window_start,
             base: c.created_at.min(window_start),
+            keep_from: c.created_at.min(window_start),
             snapshot: Some(c.id.clone()),
             why: format!(
                 "no kept snapshot at or before the window's start holds group {g}; the log is kept from the window's start on (the oldest kept snapshot holding it is {})",
@@ -358,7 +377,7 @@ pub fn build(
     }
     let chains: Vec<PlannedChain> = by_partition
         .iter()
-        .map(|(p, chain)| plan_chain(*p, chain, window.base))
+        .map(|(p, chain)| plan_chain(*p, chain, window.keep_from))
         .collect();
     let ends: BTreeMap<i32, i64> = by_partition
         .iter()
@@ -375,7 +394,8 @@ pub fn build(
         .iter()
         .flat_map(|c| c.remove.iter().map(|s| s.manifest.clone()))
         .collect();
-    let apply_records = records_to_remove(records, window.base, oldest_kept(manifests, &removed));
+    let apply_records =
+        records_to_remove(records, window.keep_from, oldest_kept(manifests, &removed));
     let count = |f: &dyn Fn(&Orphan) -> bool| orphans.iter().filter(|o| f(o)).count();
     let summary = LogSummary {
         partitions: chains.len(),

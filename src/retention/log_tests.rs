@@ -227,8 +227,11 @@ fn the_window_base_is_the_newest_kept_snapshot_before_the_window_per_group() {
         (vec![c("s1", 12, &["a"])], 12, Some("s1")),
     ];
     for (kept, hour, snapshot) in cases {
-        let w = window_base(&kept, start);
+        let w = window_base(&kept, start, Duration::zero());
         assert_eq!(w.base, at(hour, 0), "{kept:?}");
+        assert_eq!(w.keep_from, w.base, "{kept:?}");
+        let w = window_base(&kept, start, Duration::minutes(15));
+        assert_eq!(w.keep_from, at(hour, 0) - Duration::minutes(15), "{kept:?}");
         assert_eq!(w.snapshot.as_deref(), snapshot, "{kept:?}");
         assert!(w.base <= start);
     }
@@ -297,7 +300,8 @@ fn the_whole_plan_counts_what_goes_and_keeps_apply_records_kept_segments_explain
     let orphan = "log/date=2027-01-10/partition=00/00000000000000000000-00000000000000000010-99999999.parquet";
     let window = WindowBase {
         window_start: at(12, 0),
-        base: at(12, 0),
+        base: at(12, 30),
+        keep_from: at(12, 0),
         snapshot: None,
         why: String::new(),
     };
@@ -329,4 +333,20 @@ fn the_whole_plan_counts_what_goes_and_keeps_apply_records_kept_segments_explain
     assert_eq!(plan.apply_records, ["a"]);
     assert_eq!(plan.summary.remove_segments, 3);
     assert_eq!(plan.summary.entries, 7);
+
+    // The margin before the base is kept too: cut at 03:30, only partition 0's first goes (its
+    // second holds a record of 04:00), and partition 1's first (its last record is 01:00).
+    let window = window_base(&[], at(12, 0), Duration::minutes(8 * 60 + 30));
+    assert_eq!(window.keep_from, at(3, 30));
+    let plan = build(
+        "12h",
+        window,
+        &manifests,
+        &[],
+        &[],
+        Duration::days(1),
+        at(12, 0),
+    );
+    let removed: Vec<(i32, i64)> = plan.segments().map(|s| (s.partition, s.start)).collect();
+    assert_eq!(removed, [(0, 0), (1, 0)]);
 }

@@ -40,9 +40,21 @@ pub struct PruneOptions {
     pub incomplete_older_than: Duration,
     /// Let the policy remove every snapshot of a group (refused otherwise).
     pub allow_empty_group: bool,
-    /// `--keep-log`: the flag's text and the window of the commit-log archive that must stay
-    /// reconstructable. `None`: the archive is not touched.
-    pub keep_log: Option<(String, Duration)>,
+    /// `--keep-log`: the window of the commit-log archive that must stay reconstructable.
+    /// `None`: the archive is not touched.
+    pub keep_log: Option<KeepLog>,
+}
+
+/// How much of the commit-log archive `prune` keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeepLog {
+    /// The flag's text, for the plan.
+    pub text: String,
+    /// Every instant of the last `window` stays reconstructable.
+    pub window: Duration,
+    /// And this much of the log before the window's base (`--keep-log-margin`; `--at` replays
+    /// [`crate::log::at::BEFORE_BASE_MS`] before its base).
+    pub margin: Duration,
 }
 
 /// A plan with the store listing it was computed from (to know each snapshot's files).
@@ -67,10 +79,10 @@ pub async fn prepare(store: &Store, opts: &PruneOptions, now: DateTime<Utc>) -> 
     )?;
     let log = match &opts.keep_log {
         None => None,
-        Some((text, keep)) => {
+        Some(keep) => {
             let kept = kept_bases(&plan, &listed);
-            let window = log::window_base(&kept, now - *keep);
-            Some(prepare_log(store, text, window, opts.incomplete_older_than, now).await?)
+            let window = log::window_base(&kept, now - keep.window, keep.margin);
+            Some(prepare_log(store, &keep.text, window, opts.incomplete_older_than, now).await?)
         }
     };
     let files = listed

@@ -14,6 +14,7 @@ mod log_follow;
 mod log_groups;
 mod log_history;
 mod log_other_cluster;
+mod log_retention;
 mod reset;
 mod restore;
 mod snapshot;
