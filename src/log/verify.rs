@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::archive::{SegmentManifest, INDEX_PREFIX};
+use super::archive::{index_prefix, Lane, SegmentManifest};
 use super::segment::{self, discontinuities, Discontinuity, SegmentMeta};
 use crate::restore::record::{ApplyRecord, APPLIES};
 use crate::snapshot::manifest::sha256_hex;
@@ -21,6 +21,8 @@ use crate::store::Store;
 
 /// Where the data files are: `log/date=YYYY-MM-DD/partition=NN/...`.
 pub const DATA_PREFIX: &str = "log/date=";
+/// Where the data files of Connect's offsets topic are: `connect-log/date=...`, the same layout.
+pub const CONNECT_DATA_PREFIX: &str = "connect-log/date=";
 
 /// What a finding is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -108,7 +110,9 @@ impl LogReport {
 /// The (partition, start, next) of a data file's key
 /// (`log/date=D/partition=NN/<start>-<next>-<sha8>.parquet`), when it is one. Pure.
 pub fn parse_data_key(key: &str) -> Option<(i32, i64, i64)> {
-    let rest = key.strip_prefix(DATA_PREFIX)?;
+    let rest = key
+        .strip_prefix(DATA_PREFIX)
+        .or_else(|| key.strip_prefix(CONNECT_DATA_PREFIX))?;
     let mut parts = rest.split('/');
     let _day = parts.next()?;
     let partition: i32 = parts.next()?.strip_prefix("partition=")?.parse().ok()?;
@@ -197,11 +201,12 @@ pub fn check_chains(
                     "are in two segments (two archives written into one store?)",
                 ),
             };
+            let topic = &owned[0].topic;
             out.push(Finding::new(
                 kind,
                 Some(partition),
-                &SegmentManifest::index_key(partition, from),
-                format!("offsets {from} to {to} of __consumer_offsets[{partition}] {what}"),
+                &SegmentManifest::index_key_in(Lane::of_topic(topic), partition, from),
+                format!("offsets {from} to {to} of {topic}[{partition}] {what}"),
             ));
         }
     }
@@ -276,8 +281,36 @@ pub fn check_apply_record(key: &str, bytes: &[u8]) -> Option<Finding> {
 /// returned as such; everything about the content is a finding.
 pub async fn verify(store: &Store) -> crate::error::Result<LogReport> {
     let mut findings = Vec::new();
+    let (mut partitions, mut manifest_count, mut checked) = (0, 0, 0);
+    // The commit log, and the archive of Connect's offsets topic, each with its own chains.
+    for (lane, data_prefix) in [
+        (Lane::Offsets, DATA_PREFIX),
+        (Lane::Connect, CONNECT_DATA_PREFIX),
+    ] {
+        let (p, m, c) = verify_lane(store, lane, data_prefix, &mut findings).await?;
+        (partitions, manifest_count, checked) = (partitions + p, manifest_count + m, checked + c);
+    }
+    let records = store.list(APPLIES).await?;
+    for o in &records {
+        findings.extend(check_apply_record(&o.key, &store.get(&o.key).await?));
+    }
+    let mut report = LogReport::from_findings(findings);
+    report.partitions = partitions;
+    report.manifests = manifest_count;
+    report.segments_checked = checked;
+    report.apply_records = records.len();
+    Ok(report)
+}
+
+/// The chains and data files of one lane; returns (partitions, manifests, segments hashed).
+async fn verify_lane(
+    store: &Store,
+    lane: Lane,
+    data_prefix: &str,
+    findings: &mut Vec<Finding>,
+) -> crate::error::Result<(usize, usize, usize)> {
     let mut manifests = Vec::new();
-    for o in store.list(INDEX_PREFIX).await? {
+    for o in store.list(&index_prefix(lane)).await? {
         let bytes = store.get(&o.key).await?;
         match serde_json::from_slice::<SegmentManifest>(&bytes) {
             Ok(m) => manifests.push((o.key, m)),
@@ -291,11 +324,11 @@ pub async fn verify(store: &Store) -> crate::error::Result<LogReport> {
     }
     manifests.sort_by_key(|(_, m)| (m.meta.partition, m.meta.start));
     let data_files: Vec<String> = store
-        .list("log")
+        .list(lane.root())
         .await?
         .into_iter()
         .map(|o| o.key)
-        .filter(|k| k.starts_with(DATA_PREFIX))
+        .filter(|k| k.starts_with(data_prefix))
         .collect();
     findings.extend(check_chains(&manifests, &data_files));
     let listed: BTreeSet<&str> = data_files.iter().map(String::as_str).collect();
@@ -309,20 +342,12 @@ pub async fn verify(store: &Store) -> crate::error::Result<LogReport> {
         findings.extend(check_data(key, m, store.get(&m.file).await?));
     }
     crate::progress::finish();
-    let records = store.list(APPLIES).await?;
-    for o in &records {
-        findings.extend(check_apply_record(&o.key, &store.get(&o.key).await?));
-    }
-    let mut report = LogReport::from_findings(findings);
-    report.partitions = manifests
+    let partitions = manifests
         .iter()
         .map(|(_, m)| m.meta.partition)
         .collect::<BTreeSet<_>>()
         .len();
-    report.manifests = manifests.len();
-    report.segments_checked = to_hash.len();
-    report.apply_records = records.len();
-    Ok(report)
+    Ok((partitions, manifests.len(), to_hash.len()))
 }
 
 #[cfg(test)]

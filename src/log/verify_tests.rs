@@ -152,6 +152,11 @@ fn data_keys_parse_to_their_partition_and_range() {
         ("log/date=2027-01-01/partition=07/x.parquet", None),
         ("log/index/partition=07/00000000000000000010.json", None),
         ("log/date=2027-01-01/partition=07/a/00-01-ab.parquet", None),
+        (
+            "connect-log/date=2027-01-01/partition=03/00000000000000000000-00000000000000000005-0123abcd.parquet",
+            Some((3, 0, 5)),
+        ),
+        ("connect-log/index/partition=03/00000000000000000000.json", None),
     ];
     for (key, want) in cases {
         assert_eq!(parse_data_key(key), want, "{key}");

@@ -164,5 +164,51 @@ async fn restore_at_puts_a_source_connector_back_to_its_position_at_the_instant(
         refused.stderr
     );
     assert_eq!(position(&name).await, Some(18));
+
+    // verify --all checks the archive of Connect's topic like the commit log's: clean, then a
+    // flipped byte in one of its data files is a checksum problem (exit 5).
+    let clean = ov(&store, &["verify", "--all", "--output", "json"])
+        .await
+        .ok()
+        .json();
+    assert_eq!(clean["log"]["ok"], true, "{clean:#}");
+    let files: Vec<std::path::PathBuf> = walk(&std::path::Path::new(&store).join("connect-log"))
+        .into_iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "parquet"))
+        .collect();
+    assert!(
+        !files.is_empty(),
+        "no data file under connect-log/ in {store}"
+    );
+    let mut bytes = std::fs::read(&files[0]).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x01;
+    std::fs::write(&files[0], bytes).unwrap();
+    let broken = ov(&store, &["verify", "--all", "--output", "json"])
+        .await
+        .expect_code(5)
+        .json();
+    let problems = broken["log"]["problems"].as_array().unwrap();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p["kind"] == "checksum"
+                && p["key"].as_str().unwrap().starts_with("connect-log/")),
+        "{broken:#}"
+    );
     cleanup.delete().await;
+}
+
+/// Every file under `dir`, recursively.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
 }
