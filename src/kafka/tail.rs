@@ -92,9 +92,38 @@ pub enum Assignment {
     Revoked(Vec<i32>),
 }
 
-impl rdkafka::ClientContext for TailContext {}
+impl rdkafka::ClientContext for TailContext {
+    fn error(&self, error: KafkaError, reason: &str) {
+        // librdkafka also reports each partition end here; the poll hands it over as an event.
+        if error.rdkafka_error_code() != Some(RDKafkaErrorCode::PartitionEOF) {
+            tracing::error!("librdkafka: {error}: {reason}");
+        }
+    }
+}
 
 impl rdkafka::consumer::ConsumerContext for TailContext {
+    fn commit_callback(
+        &self,
+        result: rdkafka::error::KafkaResult<()>,
+        offsets: &TopicPartitionList,
+    ) {
+        if let Err(e) = result {
+            let positions: Vec<String> = offsets
+                .elements()
+                .iter()
+                .map(|e| match e.offset() {
+                    Offset::Offset(n) => format!("{}[{}]@{n}", e.topic(), e.partition()),
+                    other => format!("{}[{}]@{other:?}", e.topic(), e.partition()),
+                })
+                .collect();
+            tracing::warn!(
+                "committing the follower's position {}: {} (the segments are archived; only the group's record of progress lags)",
+                positions.join(", "),
+                read_error(&self.topic, &self.group, e)
+            );
+        }
+    }
+
     fn rebalance(
         &self,
         consumer: &BaseConsumer<Self>,
