@@ -492,7 +492,8 @@ impl Follower<'_> {
                 self.out.unknown += m.meta.unknown;
                 self.out.segments.push(m.file);
                 b.reset(next);
-                if let Err(e) = self.tail.commit(&[(p, next)]) {
+                // A running follower does not wait for it: the broker may be away.
+                if let Err(e) = self.tail.commit(&[(p, next)], self.opts.once) {
                     // The archive already holds the segment; the next run starts after it.
                     tracing::warn!("committing the follower's position {OFFSETS_TOPIC}[{p}]@{next}: {e} (the segment is archived; only the group's record of progress lags)");
                 }
