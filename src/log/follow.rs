@@ -343,6 +343,8 @@ struct Follower<'a> {
     rewinds: Rewinds,
     out: Followed,
     need_base: bool,
+    /// Why the partitions of a rebalance got no start, if they did not.
+    no_start: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl Follower<'_> {
@@ -593,6 +595,13 @@ impl Follower<'_> {
 
     /// Takes in the assignments and revocations of the rebalances the last poll ran.
     fn rebalanced(&mut self) -> Result<()> {
+        // Assigned partitions that got no start are read by nobody: stop rather than stall.
+        if let Some(why) = self.no_start.lock().ok().and_then(|mut w| w.take()) {
+            return Err(Error::kafka(
+                "deciding where to read the commit log",
+                format!("{why}; the follower stops (run it again: it starts where the archive ends, with no gap)"),
+            ));
+        }
         for a in self.tail.assignments() {
             match a {
                 Assignment::Assigned(starts) => self.assigned(&starts)?,
@@ -659,8 +668,10 @@ pub async fn follow(
     let handle = tokio::runtime::Handle::current();
     let (kafka, store, opts) = (kafka.clone(), store.clone(), opts.clone());
     tokio::task::spawn_blocking(move || {
+        let no_start: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
         let starter = {
             let (kafka, store, handle) = (kafka.clone(), store.clone(), handle.clone());
+            let no_start = no_start.clone();
             Box::new(
                 move |partitions: &[(i32, Option<i64>)]| -> Vec<(i32, i64)> {
                     match handle.block_on(starts(&store, &kafka, partitions)) {
@@ -668,7 +679,12 @@ pub async fn follow(
                         Err(e) => {
                             // Without a start the partition would be read from the group's
                             // position, which the archive may not end at: stop instead.
-                            tracing::error!("deciding where to read {partitions:?}: {e}; stopping");
+                            let ps: Vec<i32> = partitions.iter().map(|(p, _)| *p).collect();
+                            if let Ok(mut no_start) = no_start.lock() {
+                                no_start.get_or_insert(format!(
+                                    "{OFFSETS_TOPIC} partitions {ps:?}: {e}"
+                                ));
+                            }
                             Vec::new()
                         }
                     }
@@ -689,6 +705,7 @@ pub async fn follow(
             rewinds: Rewinds::default(),
             out: Followed::default(),
             need_base: false,
+            no_start,
         };
         if opts.once {
             let all: Vec<i32> = (0..partitions).collect();
