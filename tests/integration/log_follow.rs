@@ -1,9 +1,13 @@
 //! The continuous follower (`offset-vault follow`) under faults, against the real broker: a
 //! SIGTERM seals what it holds and exits 0, a SIGKILL mid-segment (and one between a segment's
 //! data file and its index entry) loses and duplicates nothing once it runs again, two followers
-//! of one group split the partitions without writing a range twice, a broker restart under it is
-//! ridden out, and a position the log no longer holds is recorded as a gap that `restore --at`
-//! refuses. Each test reads what the archive holds: `history` and the index manifests.
+//! of one group split the partitions without writing a range twice, a broker restart under it
+//! loses nothing (it goes on, or stops saying why and its next run completes the chain), and a
+//! position the log no longer holds is recorded as a gap that `restore --at` refuses. Each test
+//! reads what the archive holds: `history`, the index manifests and `verify --all`.
+//!
+//! The broker restart stops the broker the whole suite shares; the tests of this file wait for
+//! it, the others must ride it out (see `support/services.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read};
@@ -368,6 +372,33 @@ fn orphans(store: &str) -> Vec<PathBuf> {
     out
 }
 
+/// `verify --all` over the store: it must pass, and its notes about the commit-log archive are
+/// returned as (kind, partition, key).
+async fn verified(store: &str) -> Vec<(String, Option<i64>, String)> {
+    let v = ov(store, &["verify", "--all", "--output", "json"])
+        .await
+        .ok()
+        .json();
+    assert_eq!(
+        (&v["log"]["ok"], &v["log"]["problems"]),
+        (&serde_json::json!(true), &serde_json::json!([])),
+        "{v:#}"
+    );
+    assert!(v["log"]["manifests"].as_u64().unwrap() > 0, "{v:#}");
+    v["log"]["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["kind"].as_str().unwrap().to_string(),
+                n["partition"].as_i64(),
+                n["key"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
 /// (topic, partition, offset, kind) of each change of `group` the archive holds, in log order.
 async fn history(store: &str, group: &str) -> (Vec<(String, i64, Option<i64>, String)>, Value) {
     let h = ov(store, &["history", group, "--output", "json"])
@@ -607,8 +638,23 @@ async fn a_follower_killed_mid_segment_and_between_its_two_writes_resumes_with_n
     assert_eq!(h["discontinuities"], serde_json::json!([]), "{h:#}");
     let all = assert_contiguous(&store);
     assert!(all[&p].len() >= 2, "{:#?}", all[&p]);
-    // The killed run's data file is never read: it is still the only one no manifest names.
+    // The killed run's data file is never read: it is still the only one no manifest names,
+    // and verify notes it (and nothing else) without failing.
     assert_eq!(orphans(&store), before);
+    let orphan = before[0]
+        .strip_prefix(&store)
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .trim_start_matches('/')
+        .to_string();
+    let notes = verified(&store).await;
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(
+        (notes[0].0.as_str(), &notes[0].2),
+        ("orphan", &orphan),
+        "{notes:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -695,6 +741,8 @@ async fn two_followers_of_one_group_split_the_partitions_and_archive_each_range_
     let all = assert_contiguous(&store);
     assert_eq!(all.len(), partitions as usize, "{all:#?}");
     assert!(all.values().flatten().all(|e| e.gap.is_none()), "{all:#?}");
+    // A follower that lost a race withdrew its data file: nothing is left over.
+    assert_eq!(verified(&store).await, vec![]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -777,6 +825,7 @@ async fn a_follower_rides_out_a_broker_restart_and_archives_what_came_after() {
         assert_eq!(got, want, "{h:#}");
         let all = assert_contiguous(&store);
         assert!(all.values().flatten().all(|e| e.gap.is_none()), "{all:#?}");
+        assert_eq!(verified(&store).await, vec![]);
         return;
     }
     assert!(f.alive(), "{}", f.stderr());
@@ -787,6 +836,7 @@ async fn a_follower_rides_out_a_broker_restart_and_archives_what_came_after() {
     assert_eq!(h["discontinuities"], serde_json::json!([]), "{h:#}");
     let all = assert_contiguous(&store);
     assert!(all.values().flatten().all(|e| e.gap.is_none()), "{all:#?}");
+    assert_eq!(verified(&store).await, vec![]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -916,6 +966,16 @@ async fn a_position_the_log_no_longer_holds_is_a_recorded_gap_that_restore_at_re
         all.iter()
             .all(|(q, c)| *q == p || c.iter().all(|e| e.gap.is_none())),
         "{all:#?}"
+    );
+    let notes = verified(&store).await;
+    assert_eq!(
+        notes,
+        vec![(
+            "recorded-gap".to_string(),
+            Some(i64::from(p)),
+            format!("log/index/partition={p:02}/{archived_to:020}.json")
+        )],
+        "{notes:?}"
     );
     let (got, h) = history(&store, &group).await;
     assert_eq!(got, commits(&topic, &[2, 9]), "{h:#}");
