@@ -79,6 +79,7 @@ pub type Starter = Box<dyn Fn(&[(i32, Option<i64>)]) -> Vec<(i32, i64)> + Send +
 /// [`Starter`] says; assignments and revocations are queued for the caller.
 pub struct TailContext {
     topic: String,
+    group: String,
     starter: Starter,
     changes: std::sync::Mutex<Vec<Assignment>>,
 }
@@ -92,9 +93,38 @@ pub enum Assignment {
     Revoked(Vec<i32>),
 }
 
-impl rdkafka::ClientContext for TailContext {}
+impl rdkafka::ClientContext for TailContext {
+    fn error(&self, error: KafkaError, reason: &str) {
+        // librdkafka also reports each partition end here; the poll hands it over as an event.
+        if error.rdkafka_error_code() != Some(RDKafkaErrorCode::PartitionEOF) {
+            tracing::error!("librdkafka: {error}: {reason}");
+        }
+    }
+}
 
 impl rdkafka::consumer::ConsumerContext for TailContext {
+    fn commit_callback(
+        &self,
+        result: rdkafka::error::KafkaResult<()>,
+        offsets: &TopicPartitionList,
+    ) {
+        if let Err(e) = result {
+            let positions: Vec<String> = offsets
+                .elements()
+                .iter()
+                .map(|e| match e.offset() {
+                    Offset::Offset(n) => format!("{}[{}]@{n}", e.topic(), e.partition()),
+                    other => format!("{}[{}]@{other:?}", e.topic(), e.partition()),
+                })
+                .collect();
+            tracing::warn!(
+                "committing the follower's position {}: {} (the segments are archived; only the group's record of progress lags)",
+                positions.join(", "),
+                read_error(&self.topic, &self.group, e)
+            );
+        }
+    }
+
     fn rebalance(
         &self,
         consumer: &BaseConsumer<Self>,
@@ -178,6 +208,7 @@ impl KafkaClient {
     ) -> Result<Tail> {
         let context = TailContext {
             topic: topic.to_string(),
+            group: group.to_string(),
             starter,
             changes: Default::default(),
         };
@@ -351,15 +382,24 @@ impl Tail {
             .map_err(|e| Error::kafka("seek", e))
     }
 
-    /// Commits the group's positions (partition, next offset to read).
-    pub fn commit(&self, positions: &[(i32, i64)]) -> Result<()> {
+    /// Commits the group's positions (partition, next offset to read). With `wait`, until the
+    /// broker answers; without, in the background: a commit waits for the group coordinator
+    /// for as long as the broker is away, which would hold a running follower's reads up, and
+    /// the archive, not the group, is where a follower resumes. A background commit that fails
+    /// is logged by the commit callback; one still in flight is finished by the close.
+    pub fn commit(&self, positions: &[(i32, i64)], wait: bool) -> Result<()> {
         let mut tpl = TopicPartitionList::new();
         for (p, next) in positions {
             tpl.add_partition_offset(&self.topic, *p, Offset::Offset(*next))
                 .map_err(|e| Error::kafka("commit", e))?;
         }
+        let mode = if wait {
+            CommitMode::Sync
+        } else {
+            CommitMode::Async
+        };
         self.consumer
-            .commit(&tpl, CommitMode::Sync)
+            .commit(&tpl, mode)
             .map_err(|e| read_error(&self.topic, &self.group, e))
     }
 

@@ -161,6 +161,18 @@ pub async fn manifests_of(
     .await
 }
 
+/// How many partitions the source topic of `lane` has, as its archive says (from one index
+/// entry); `None` when the lane has no archive. Reads one manifest, whatever the archive's size.
+pub async fn partition_count(store: &Store, lane: Lane) -> Result<Option<i32>> {
+    let listed = store.list(&format!("{}/", index_prefix(lane))).await?;
+    let Some(first) = listed.iter().find(|o| o.key.ends_with(".json")) else {
+        return Ok(None);
+    };
+    let bytes = store.get(&first.key).await?;
+    let m: SegmentManifest = decode_json(&first.key, &bytes, "segment manifest")?;
+    Ok(Some(m.meta.partitions))
+}
+
 /// The heads of every partition that has one.
 pub async fn heads(store: &Store) -> Result<BTreeMap<i32, Head>> {
     heads_in(store, Lane::Offsets).await

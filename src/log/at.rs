@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use super::archive::Lane;
 use super::follow::SegmentManifest;
-use super::history::{manifests, read_segment};
+use super::history::read_segment;
 use super::record::canonical_json;
 use super::record::LogRecord;
 use super::replay::{state_at, Position, State, Timed};
@@ -336,13 +336,21 @@ pub async fn reconstruct(
             g.group_id
         )));
     }
-    let all = manifests(store).await?;
-    let Some(count) = all.first().map(|(_, m)| m.meta.partitions) else {
+    let Some(count) = super::archive::partition_count(store, Lane::Offsets).await? else {
         return Err(req.refusal(format!(
             "--at needs the commit-log archive, and {} has none: run offset-vault follow --once (regularly, from before the snapshots), then try again",
             store.url()
         )));
     };
+    // Only the index of the groups' own partitions is read.
+    let needed: BTreeSet<i32> = groups
+        .iter()
+        .map(|g| crate::wire::offsets_partition(&g.group_id, count as usize).unwrap_or(0) as i32)
+        .collect();
+    let mut all = Vec::new();
+    for p in &needed {
+        all.extend(super::archive::manifests_of(store, Lane::Offsets, *p).await?);
+    }
     let metas: Vec<SegmentMeta> = all.iter().map(|(_, m)| m.meta.clone()).collect();
     let heads = super::archive::heads(store).await?;
     let from = base.created_at;

@@ -362,6 +362,8 @@ struct Follower<'a> {
     rewinds: Rewinds,
     out: Followed,
     need_base: bool,
+    /// Why the partitions of a rebalance got no start, if they did not.
+    no_start: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl Follower<'_> {
@@ -517,7 +519,8 @@ impl Follower<'_> {
                 self.out.unknown += m.meta.unknown;
                 self.out.segments.push(m.file);
                 b.reset(next);
-                if let Err(e) = self.tail.commit(&[(p, next)]) {
+                // A running follower does not wait for it: the broker may be away.
+                if let Err(e) = self.tail.commit(&[(p, next)], self.opts.once) {
                     // The archive already holds the segment; the next run starts after it.
                     tracing::warn!("committing the follower's position {}[{p}]@{next}: {e} (the segment is archived; only the group's record of progress lags)", self.topic);
                 }
@@ -625,6 +628,13 @@ impl Follower<'_> {
 
     /// Takes in the assignments and revocations of the rebalances the last poll ran.
     fn rebalanced(&mut self) -> Result<()> {
+        // Assigned partitions that got no start are read by nobody: stop rather than stall.
+        if let Some(why) = self.no_start.lock().ok().and_then(|mut w| w.take()) {
+            return Err(Error::kafka(
+                "deciding where to read the commit log",
+                format!("{why}; the follower stops (run it again: it starts where the archive ends, with no gap)"),
+            ));
+        }
         for a in self.tail.assignments() {
             match a {
                 Assignment::Assigned(starts) => self.assigned(&starts)?,
@@ -739,9 +749,11 @@ async fn follow_topic(
     let (kafka, store, opts, connect) =
         (kafka.clone(), store.clone(), opts.clone(), connect.to_vec());
     tokio::task::spawn_blocking(move || {
+        let no_start: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
         let starter = {
             let (kafka, store, handle, topic) =
                 (kafka.clone(), store.clone(), handle.clone(), topic.clone());
+            let no_start = no_start.clone();
             Box::new(
                 move |partitions: &[(i32, Option<i64>)]| -> Vec<(i32, i64)> {
                     match handle.block_on(starts(&store, &kafka, &topic, partitions)) {
@@ -749,9 +761,10 @@ async fn follow_topic(
                         Err(e) => {
                             // Without a start the partition would be read from the group's
                             // position, which the archive may not end at: stop instead.
-                            tracing::error!(
-                                "deciding where to read {topic} {partitions:?}: {e}; stopping"
-                            );
+                            let ps: Vec<i32> = partitions.iter().map(|(p, _)| *p).collect();
+                            if let Ok(mut no_start) = no_start.lock() {
+                                no_start.get_or_insert(format!("{topic} partitions {ps:?}: {e}"));
+                            }
                             Vec::new()
                         }
                     }
@@ -776,6 +789,7 @@ async fn follow_topic(
                 rewinds: Rewinds::default(),
                 out: Followed::default(),
                 need_base: false,
+                no_start,
             };
             if opts.once {
                 let all: Vec<i32> = (0..partitions).collect();

@@ -1,9 +1,13 @@
 //! The continuous follower (`offset-vault follow`) under faults, against the real broker: a
 //! SIGTERM seals what it holds and exits 0, a SIGKILL mid-segment (and one between a segment's
 //! data file and its index entry) loses and duplicates nothing once it runs again, two followers
-//! of one group split the partitions without writing a range twice, a broker restart under it is
-//! ridden out, and a position the log no longer holds is recorded as a gap that `restore --at`
-//! refuses. Each test reads what the archive holds: `history` and the index manifests.
+//! of one group split the partitions without writing a range twice, a broker restart under it
+//! loses nothing (it goes on, or stops saying why and its next run completes the chain), and a
+//! position the log no longer holds is recorded as a gap that `restore --at` refuses. Each test
+//! reads what the archive holds: `history`, the index manifests and `verify --all`.
+//!
+//! The broker restart stops the broker the whole suite shares; the tests of this file wait for
+//! it, the others must ride it out (see `support/services.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read};
@@ -23,6 +27,9 @@ use crate::support::services::{start_service, stop_service, Service};
 use crate::support::{blocking, env, kcg, s3, unique_name};
 
 const OFFSETS: &str = "__consumer_offsets";
+
+/// The broker restart stops the broker every test here uses: it runs alone, the others together.
+static BROKER: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
 
 /// Where the follower's own lines about its partitions are logged (debug: the ends it reads to).
 const FOLLOW_LOG: &str = "warn,librdkafka=off,offset_vault::log::follow=debug";
@@ -365,6 +372,33 @@ fn orphans(store: &str) -> Vec<PathBuf> {
     out
 }
 
+/// `verify --all` over the store: it must pass, and its notes about the commit-log archive are
+/// returned as (kind, partition, key).
+async fn verified(store: &str) -> Vec<(String, Option<i64>, String)> {
+    let v = ov(store, &["verify", "--all", "--output", "json"])
+        .await
+        .ok()
+        .json();
+    assert_eq!(
+        (&v["log"]["ok"], &v["log"]["problems"]),
+        (&serde_json::json!(true), &serde_json::json!([])),
+        "{v:#}"
+    );
+    assert!(v["log"]["manifests"].as_u64().unwrap() > 0, "{v:#}");
+    v["log"]["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["kind"].as_str().unwrap().to_string(),
+                n["partition"].as_i64(),
+                n["key"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
 /// (topic, partition, offset, kind) of each change of `group` the archive holds, in log order.
 async fn history(store: &str, group: &str) -> (Vec<(String, i64, Option<i64>, String)>, Value) {
     let h = ov(store, &["history", group, "--output", "json"])
@@ -395,25 +429,40 @@ fn commits(topic: &str, offsets: &[i64]) -> Vec<(String, i64, Option<i64>, Strin
         .collect()
 }
 
-/// Waits until `history` lists exactly these commits of `group` (the follower sealed them).
-async fn archived(store: &str, group: &str, want: &[(String, i64, Option<i64>, String)]) {
-    eventually(
-        &format!("the archive to hold the commits of {group}"),
-        Duration::from_secs(40),
-        || async {
-            let run = ov(store, &["history", group, "--output", "json"]).await;
-            if run.code != 0 {
-                return Err(format!("history exited {}: {}", run.code, run.stderr));
-            }
+/// Waits until `history` lists exactly these commits of `group` (the running followers sealed
+/// them); fails at once, with what they logged, when one of them exited.
+async fn archived(
+    store: &str,
+    group: &str,
+    want: &[(String, i64, Option<i64>, String)],
+    followers: &mut [&mut Follower],
+) {
+    let deadline = Instant::now() + Duration::from_secs(40);
+    loop {
+        let run = ov(store, &["history", group, "--output", "json"]).await;
+        let seen = if run.code == 0 {
             let (got, _) = history(store, group).await;
             if got == want {
-                Ok(())
-            } else {
-                Err(format!("{got:?}"))
+                return;
             }
-        },
-    )
-    .await
+            format!("{got:?}")
+        } else {
+            format!("history exited {}: {}", run.code, run.stderr)
+        };
+        let logs: Vec<String> = followers.iter().map(|f| f.stderr()).collect();
+        for (f, log) in followers.iter_mut().zip(&logs) {
+            assert!(
+                f.alive(),
+                "a follower exited before {group}'s commits were archived:\n{log}"
+            );
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for the archive to hold the commits of {group}; last seen: {seen}\nthe followers logged:\n{}",
+            logs.join("\n----\n")
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
 }
 
 /// A group's commit of `n` more records of `topic[0]`.
@@ -455,6 +504,7 @@ async fn sigterm_seals_the_commits_the_follower_holds_and_exits_0() {
     if !env::require_kafka() {
         return;
     }
+    let _broker = BROKER.read().await;
     let topic = topic_with("follow-term", 30).await;
     let group = unique_name("follow-term-g");
     let p = offsets_partition(&group).await;
@@ -511,6 +561,7 @@ async fn a_follower_killed_mid_segment_and_between_its_two_writes_resumes_with_n
     if !env::require_kafka() {
         return;
     }
+    let _broker = BROKER.read().await;
     let topic = topic_with("follow-kill", 40).await;
     let group = unique_name("follow-kill-g");
     let p = offsets_partition(&group).await;
@@ -587,8 +638,23 @@ async fn a_follower_killed_mid_segment_and_between_its_two_writes_resumes_with_n
     assert_eq!(h["discontinuities"], serde_json::json!([]), "{h:#}");
     let all = assert_contiguous(&store);
     assert!(all[&p].len() >= 2, "{:#?}", all[&p]);
-    // The killed run's data file is never read: it is still the only one no manifest names.
+    // The killed run's data file is never read: it is still the only one no manifest names,
+    // and verify notes it (and nothing else) without failing.
     assert_eq!(orphans(&store), before);
+    let orphan = before[0]
+        .strip_prefix(&store)
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .trim_start_matches('/')
+        .to_string();
+    let notes = verified(&store).await;
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(
+        (notes[0].0.as_str(), &notes[0].2),
+        ("orphan", &orphan),
+        "{notes:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -596,6 +662,7 @@ async fn two_followers_of_one_group_split_the_partitions_and_archive_each_range_
     if !env::require_kafka() {
         return;
     }
+    let _broker = BROKER.read().await;
     let topic = topic_with("follow-two", 40).await;
     let (_dir, store) = local_store();
     let follower = unique_name("follow-two-f");
@@ -652,7 +719,13 @@ async fn two_followers_of_one_group_split_the_partitions_and_archive_each_range_
         }
     }
     for g in &groups {
-        archived(&store, g, &commits(&topic, &[2, 5, 9])).await;
+        archived(
+            &store,
+            g,
+            &commits(&topic, &[2, 5, 9]),
+            &mut [&mut a, &mut b],
+        )
+        .await;
     }
     assert!(a.alive() && b.alive(), "{}\n{}", a.stderr(), b.stderr());
 
@@ -668,6 +741,8 @@ async fn two_followers_of_one_group_split_the_partitions_and_archive_each_range_
     let all = assert_contiguous(&store);
     assert_eq!(all.len(), partitions as usize, "{all:#?}");
     assert!(all.values().flatten().all(|e| e.gap.is_none()), "{all:#?}");
+    // A follower that lost a race withdrew its data file: nothing is left over.
+    assert_eq!(verified(&store).await, vec![]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -675,15 +750,23 @@ async fn a_follower_rides_out_a_broker_restart_and_archives_what_came_after() {
     if !env::require_kafka() {
         return;
     }
+    let _broker = BROKER.write().await;
     let topic = topic_with("follow-restart", 40).await;
     let group = unique_name("follow-restart-g");
     let p = offsets_partition(&group).await;
     let (_dir, store) = local_store();
     let follower = unique_name("follow-restart-f");
-    let mut f = Follower::start(&store, &follower, &["--segment-interval", "2s"], &[]);
+    // A member the restarted coordinator no longer knows is replaced only once its session
+    // times out (45 s by default): the shortest the broker allows keeps the wait short.
+    let mut f = Follower::start(
+        &store,
+        &follower,
+        &["--segment-interval", "2s", "-X", "session.timeout.ms=6000"],
+        &[],
+    );
     f.reading(p).await;
     commit(&group, &topic, 2).await;
-    archived(&store, &group, &commits(&topic, &[2])).await;
+    archived(&store, &group, &commits(&topic, &[2]), &mut [&mut f]).await;
 
     let revive = Revive(Service::Kafka);
     stop_service(Service::Kafka).await;
@@ -705,7 +788,46 @@ async fn a_follower_rides_out_a_broker_restart_and_archives_what_came_after() {
 
     commit(&group, &topic, 3).await;
     commit(&group, &topic, 4).await;
-    archived(&store, &group, &commits(&topic, &[2, 5, 9])).await;
+    let want = commits(&topic, &[2, 5, 9]);
+    // The follower goes on and archives them. When the rebalance after the restart could not
+    // learn where the log starts, it stops instead (a follower that read nothing would stall
+    // unseen): with a message saying so, and a run after it completes the chain.
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let mut stopped = None;
+    loop {
+        if history(&store, &group).await.0 == want {
+            break;
+        }
+        if !f.alive() {
+            stopped = Some(f.stderr());
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the commits after the restart were not archived:\n{}",
+            f.stderr()
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    if let Some(log) = stopped {
+        let exited = f.wait_exit(Duration::from_secs(5)).await;
+        assert_ne!(exited.status.code(), Some(0), "{log}");
+        assert!(
+            log.contains("deciding where to read the commit log")
+                && log.contains("run it again: it starts where the archive ends"),
+            "{log}"
+        );
+        eprintln!("the follower stopped after the broker restart; running it again:\n{log}");
+        ov(&store, &["follow", "--once", "--group-id", &follower])
+            .await
+            .ok();
+        let (got, h) = history(&store, &group).await;
+        assert_eq!(got, want, "{h:#}");
+        let all = assert_contiguous(&store);
+        assert!(all.values().flatten().all(|e| e.gap.is_none()), "{all:#?}");
+        assert_eq!(verified(&store).await, vec![]);
+        return;
+    }
     assert!(f.alive(), "{}", f.stderr());
     let exited = f.terminate().await;
     assert_eq!(exited.status.code(), Some(0), "{exited:#?}");
@@ -714,6 +836,7 @@ async fn a_follower_rides_out_a_broker_restart_and_archives_what_came_after() {
     assert_eq!(h["discontinuities"], serde_json::json!([]), "{h:#}");
     let all = assert_contiguous(&store);
     assert!(all.values().flatten().all(|e| e.gap.is_none()), "{all:#?}");
+    assert_eq!(verified(&store).await, vec![]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -721,6 +844,7 @@ async fn a_position_the_log_no_longer_holds_is_a_recorded_gap_that_restore_at_re
     if !env::require_kafka() {
         return;
     }
+    let _broker = BROKER.read().await;
     let topic = topic_with("follow-gap", 40).await;
     let group = unique_name("follow-gap-g");
     let p = offsets_partition(&group).await;
@@ -842,6 +966,16 @@ async fn a_position_the_log_no_longer_holds_is_a_recorded_gap_that_restore_at_re
         all.iter()
             .all(|(q, c)| *q == p || c.iter().all(|e| e.gap.is_none())),
         "{all:#?}"
+    );
+    let notes = verified(&store).await;
+    assert_eq!(
+        notes,
+        vec![(
+            "recorded-gap".to_string(),
+            Some(i64::from(p)),
+            format!("log/index/partition={p:02}/{archived_to:020}.json")
+        )],
+        "{notes:?}"
     );
     let (got, h) = history(&store, &group).await;
     assert_eq!(got, commits(&topic, &[2, 9]), "{h:#}");
