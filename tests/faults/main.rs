@@ -9,6 +9,8 @@
 #[path = "../integration/support/mod.rs"]
 mod support;
 
+mod follow;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

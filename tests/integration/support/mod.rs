@@ -13,7 +13,8 @@
 //! - [`schema`]: the published JSON Schemas, to validate documents against;
 //! - [`poll`]: [`poll::eventually`], the one way tests wait for something;
 //! - [`services`]: stopping, killing and starting the real services for fault injection;
-//! - [`ov`]: running the `offset-vault` binary.
+//! - [`ov`]: running the `offset-vault` binary;
+//! - [`follower`]: a follower as a child process, and readers of what it archived.
 //!
 //! Helpers that block (consumers, metadata, the command-line tools) run on tokio's blocking pool,
 //! so they can be awaited from `#[tokio::test(flavor = "multi_thread")]` tests.
@@ -21,6 +22,7 @@
 
 pub mod connect;
 pub mod env;
+pub mod follower;
 pub mod groups;
 pub mod kafka;
 pub mod kcg;
