@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeZone, Utc};
-use offset_vault::log::archive::{self, Head, Published};
+use offset_vault::log::archive::{self, Head, Lane, Published};
 use offset_vault::log::record::{CommitValue, LogRecord};
 use offset_vault::log::segment::{Row, SegmentMeta, SEGMENT_FORMAT_VERSION};
 use offset_vault::snapshot::manifest::Format;
@@ -349,6 +349,7 @@ async fn synth_archive(store_dir: &str, commits: u64, hours: i64, group_count: u
     for p in 0..SOURCE_PARTITIONS {
         archive::write_head(
             &store,
+            Lane::Offsets,
             &Head {
                 partition: p,
                 next: next[p as usize],
@@ -403,7 +404,9 @@ async fn synth_archive(store_dir: &str, commits: u64, hours: i64, group_count: u
     // The group to restore, an instant ten minutes before the end, and what it must read.
     let group = &groups[0];
     let at = end - chrono::Duration::minutes(10);
-    let mine = archive::manifests_of(&store, group.source).await.unwrap();
+    let mine = archive::manifests_of(&store, Lane::Offsets, group.source)
+        .await
+        .unwrap();
     let all = archive::manifests(&store).await.unwrap().len();
     println!(
         "{{\"command\":\"synth\",\"commits\":{rows},\"groups\":{group_count},\"interval_ms\":{interval_ms},\
