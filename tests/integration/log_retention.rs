@@ -651,8 +651,16 @@ async fn an_interrupted_log_prune_leaves_a_harmless_orphan_that_the_next_prune_r
     let follower = unique_name("log-keep-kill-follower");
     let (_dir, store) = local_store();
     let files = Files::local(&store);
+    // Three rounds of commit-then-follow put two segments that end before the snapshot on the
+    // group's own partition (whatever else the log holds), and the last follow a third one
+    // that stays: at least two removable segments, however quiet the rest of the cluster is.
     follow(&store, &follower).await;
-    kafka::consume_and_commit(&group, &topic, Take::per_partition(&[(0, 3)])).await;
+    for n in [2, 3, 4] {
+        kafka::consume_and_commit(&group, &topic, Take::per_partition(&[(0, n)])).await;
+        if n < 4 {
+            follow(&store, &follower).await;
+        }
+    }
     tokio::time::sleep(Duration::from_millis(300)).await;
     let (_, s_at) = snapshot(&store, &group, &[]).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
