@@ -8,7 +8,7 @@ use clap::Args;
 use serde_json::json;
 
 use super::output::print_json;
-use super::{parse_duration, Cli, OutputFormat};
+use super::{parse_duration, parse_size, Cli, OutputFormat};
 use crate::error::{Error, Result};
 use crate::kafka::KafkaClient;
 use crate::log::follow::{follow, FollowOptions};
@@ -58,6 +58,10 @@ pub struct FollowArgs {
     /// Records held in memory (all partitions) before the largest buffer is sealed early.
     #[arg(long, default_value_t = 200_000, value_name = "N")]
     pub max_buffered: usize,
+    /// The memory the held records may take (an estimate) before the largest buffer is sealed
+    /// early; whichever of the two bounds is reached first applies.
+    #[arg(long, default_value = "16MiB", value_name = "SIZE", value_parser = parse_size)]
+    pub max_buffered_bytes: u64,
     /// Archive only this group (repeatable). Default: every group but the follower's own.
     #[arg(help_heading = "Selection", long = "group", value_name = "GROUP")]
     pub groups: Vec<String>,
@@ -100,6 +104,11 @@ pub async fn cmd_follow(cli: &Cli, args: &FollowArgs) -> Result<i32> {
     if args.max_buffered == 0 {
         return Err(Error::usage("--max-buffered must be at least 1"));
     }
+    if args.max_buffered_bytes < 64 * 1024 {
+        return Err(Error::usage(
+            "--max-buffered-bytes must be at least 64KiB (e.g. 16MiB)",
+        ));
+    }
     if args.segment_interval.is_zero() {
         return Err(Error::usage(
             "--segment-interval must be more than 0 (e.g. 10s, 1m)",
@@ -113,6 +122,7 @@ pub async fn cmd_follow(cli: &Cli, args: &FollowArgs) -> Result<i32> {
         once: args.once,
         interval: args.segment_interval,
         max_buffered: args.max_buffered,
+        max_buffered_bytes: usize::try_from(args.max_buffered_bytes).unwrap_or(usize::MAX),
         groups: args.groups.clone(),
         group_pattern: args.group_pattern.clone(),
         connect_topic: args.connect_offsets_topic.clone(),

@@ -175,6 +175,14 @@ pub(crate) fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
     humantime::parse_duration(s).map_err(|e| format!("{e} (expected e.g. 30s, 2m)"))
 }
 
+/// A size in bytes: a number with an optional unit (`16MiB`, `512KiB`, `1GB`, `4096`).
+pub(crate) fn parse_size(s: &str) -> std::result::Result<u64, String> {
+    s.trim()
+        .parse::<bytesize::ByteSize>()
+        .map(|b| b.as_u64())
+        .map_err(|e| format!("{e} (expected e.g. 16MiB, 512KiB)"))
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Capture the committed offsets of groups and connectors into a new snapshot.

@@ -196,6 +196,13 @@ pub struct Tail {
     timeout: Duration,
 }
 
+/// The tail's prefetch bounds, unless given with -X: the consumer's queue (KiB) and one
+/// fetch's response (bytes). A fetch of 4 MiB still holds tens of thousands of commits.
+const TAIL_PREFETCH: &[(&str, &str)] = &[
+    ("queued.max.messages.kbytes", "8192"),
+    ("fetch.max.bytes", "4194304"),
+];
+
 impl KafkaClient {
     /// A consumer of `topic` in `group`. With `subscribe`, partitions are split among the
     /// group's members by Kafka; otherwise the caller assigns them ([`Tail::assign`]).
@@ -212,7 +219,16 @@ impl KafkaClient {
             starter,
             changes: Default::default(),
         };
-        let consumer: BaseConsumer<TailContext> = client_config(&self.settings)
+        let mut config = client_config(&self.settings);
+        // librdkafka prefetches up to 64 MiB by default (and fetches up to 50 MiB at once),
+        // which would be most of the follower's memory; a few MiB keep the reads as fast on
+        // the small records of these topics. Properties given with -X win.
+        for (key, value) in TAIL_PREFETCH {
+            if self.settings.properties.get(key).is_none() {
+                config.set(*key, *value);
+            }
+        }
+        let consumer: BaseConsumer<TailContext> = config
             .set("group.id", group)
             .set("isolation.level", "read_committed")
             .set("enable.partition.eof", "true")

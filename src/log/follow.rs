@@ -48,6 +48,9 @@ pub struct FollowOptions {
     pub interval: Duration,
     /// Records held in memory, over all partitions, before the largest buffer is sealed early.
     pub max_buffered: usize,
+    /// The same bound in bytes (an estimate of the decoded records' memory, their buffers'
+    /// spare capacity included): whichever bound is reached first seals the largest buffer.
+    pub max_buffered_bytes: usize,
     /// Only these groups (none: every group but the follower's own).
     pub groups: Vec<String>,
     pub group_pattern: Option<String>,
@@ -195,6 +198,8 @@ struct Buffer {
     next: i64,
     rows: Vec<Row>,
     raw: u64,
+    /// What the rows' strings hold on the heap (an estimate, see [`heap_size`]).
+    heap: usize,
     ignored: u64,
     unknown: u64,
     first_timestamp: Option<i64>,
@@ -215,6 +220,7 @@ impl Buffer {
             next: start,
             rows: Vec::new(),
             raw: 0,
+            heap: 0,
             ignored: 0,
             unknown: 0,
             first_timestamp: None,
@@ -235,12 +241,88 @@ impl Buffer {
     fn done(&self) -> bool {
         self.at_end || self.stop_at.is_some_and(|end| self.next >= end)
     }
+
+    /// The memory the buffered rows take: the vector's whole capacity, and their strings.
+    fn bytes(&self) -> usize {
+        self.rows.capacity() * std::mem::size_of::<Row>() + self.heap
+    }
+}
+
+/// What a row's strings hold on the heap, with the allocator's per-block overhead (an
+/// estimate: the bound it serves is approximate by nature). Pure.
+fn heap_size(record: &LogRecord) -> usize {
+    const BLOCK: usize = 16;
+    let s = |t: &String| {
+        if t.capacity() == 0 {
+            0
+        } else {
+            t.capacity() + BLOCK
+        }
+    };
+    match record {
+        LogRecord::OffsetCommit {
+            group,
+            topic,
+            value,
+            ..
+        } => {
+            s(group)
+                + s(topic)
+                + value
+                    .as_ref()
+                    .map_or(0, |v| s(&v.metadata) + v.topic_id.as_ref().map_or(0, s))
+        }
+        LogRecord::GroupMetadata { group, .. } => s(group),
+        LogRecord::SourceOffset {
+            connector,
+            partition,
+            offset,
+        } => s(connector) + s(partition) + offset.as_ref().map_or(0, s),
+        LogRecord::Ignored { .. } | LogRecord::Unknown { .. } => 0,
+    }
+}
+
+/// The partition to seal early when the held records reach either bound: the one whose
+/// buffer takes the most memory. Pure.
+fn over_bound(
+    buffers: &BTreeMap<i32, Buffer>,
+    max_records: usize,
+    max_bytes: usize,
+) -> Option<i32> {
+    let held: usize = buffers.values().map(|b| b.raw as usize).sum();
+    let bytes: usize = buffers.values().map(Buffer::bytes).sum();
+    if held < max_records && bytes < max_bytes {
+        return None;
+    }
+    buffers
+        .iter()
+        .filter(|(_, b)| b.raw > 0)
+        .max_by_key(|(_, b)| b.bytes())
+        .map(|(p, _)| *p)
 }
 
 /// Tracks the last offset of each group partition seen, to flag commits that move backwards.
+///
+/// Keyed by a 64-bit hash of (group, topic, partition) rather than the names, so that its
+/// memory is 16 bytes and a little per partition committed to (about 25 MB for a million),
+/// not the names' hundreds. Two keys that share a hash (about one chance in 10^8 among a
+/// million keys) could hide or invent one rewind warning; the archive itself is not affected.
+/// A group's deletion forgets its keys through the list of each group's keys.
 #[derive(Default)]
 struct Rewinds {
-    last: BTreeMap<(String, String, i32), i64>,
+    last: std::collections::HashMap<u64, i64>,
+    of_group: std::collections::HashMap<u64, Vec<u64>>,
+}
+
+/// A hash that is the same in every run (std's SipHash with its fixed keys).
+fn key_hash(parts: &[&[u8]]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    #[allow(deprecated)]
+    let mut h = std::hash::SipHasher::new();
+    for p in parts {
+        p.hash(&mut h);
+    }
+    h.finish()
 }
 
 impl Rewinds {
@@ -253,8 +335,17 @@ impl Rewinds {
                 partition,
                 value: Some(v),
             } => {
-                let key = (group.clone(), topic.clone(), *partition);
-                let before = self.last.insert(key, v.offset)?;
+                let key = key_hash(&[group.as_bytes(), topic.as_bytes(), &partition.to_be_bytes()]);
+                let before = match self.last.insert(key, v.offset) {
+                    Some(before) => before,
+                    None => {
+                        self.of_group
+                            .entry(key_hash(&[group.as_bytes()]))
+                            .or_default()
+                            .push(key);
+                        return None;
+                    }
+                };
                 (v.offset < before).then(|| {
                     format!(
                         "rewind: group {group} moved {topic}[{partition}] back from {before} to {} at {} (by a client; an offset-vault restore or reset shows in history as kind restore)",
@@ -269,8 +360,11 @@ impl Rewinds {
                 partition,
                 value: None,
             } => {
-                self.last
-                    .remove(&(group.clone(), topic.clone(), *partition));
+                // Forgotten, but kept in its group's list: the next commit is no rewind.
+                let key = key_hash(&[group.as_bytes(), topic.as_bytes(), &partition.to_be_bytes()]);
+                if let Some(last) = self.last.get_mut(&key) {
+                    *last = i64::MIN;
+                }
                 None
             }
             LogRecord::GroupMetadata {
@@ -278,7 +372,13 @@ impl Rewinds {
                 deleted: true,
                 ..
             } => {
-                self.last.retain(|(g, _, _), _| g != group);
+                for key in self
+                    .of_group
+                    .remove(&key_hash(&[group.as_bytes()]))
+                    .unwrap_or_default()
+                {
+                    self.last.remove(&key);
+                }
                 None
             }
             _ => None,
@@ -471,6 +571,7 @@ impl Follower<'_> {
                     return;
                 }
                 let rewind = self.rewinds.check(&row);
+                b.heap += heap_size(&row.record);
                 b.rows.push(row);
                 if let Some(line) = rewind {
                     self.out.rewinds += 1;
@@ -574,12 +675,11 @@ impl Follower<'_> {
             })
             .map(|(p, _)| *p)
             .collect();
-        let held: usize = self.buffers.values().map(|b| b.raw as usize).sum();
-        if held >= self.opts.max_buffered {
-            if let Some((p, _)) = self.buffers.iter().max_by_key(|(_, b)| b.raw) {
-                due.push(*p);
-            }
-        }
+        due.extend(over_bound(
+            &self.buffers,
+            self.opts.max_buffered,
+            self.opts.max_buffered_bytes,
+        ));
         due
     }
 
@@ -895,6 +995,7 @@ mod tests {
             once: true,
             interval: Duration::from_secs(60),
             max_buffered: 10,
+            max_buffered_bytes: 1 << 20,
             groups: groups.iter().map(|g| g.to_string()).collect(),
             group_pattern: pattern.map(String::from),
             connect_topic: None,
@@ -915,6 +1016,75 @@ mod tests {
             assert_eq!(s.wants(group), want, "{names:?} {pattern:?} {group}");
         }
         assert!(Selected::new(&opts(&[], Some("("))).is_err());
+    }
+
+    #[test]
+    fn the_buffer_taking_the_most_memory_is_sealed_when_either_bound_is_reached() {
+        use crate::log::testing;
+        let buffer = |rows: Vec<LogRecord>| {
+            let mut b = Buffer::new(0);
+            for (i, record) in rows.into_iter().enumerate() {
+                b.raw += 1;
+                b.heap += heap_size(&record);
+                b.rows.push(Row {
+                    source_offset: i as i64,
+                    timestamp: 0,
+                    record,
+                });
+            }
+            b
+        };
+        let long = "g".repeat(4000);
+        let buffers: BTreeMap<i32, Buffer> = [
+            (0, buffer(vec![testing::commit("g", 0, 1, 1); 3])),
+            (1, buffer(vec![testing::commit(&long, 0, 1, 1)])),
+            (2, Buffer::new(5)),
+        ]
+        .into();
+        let bytes: usize = buffers.values().map(Buffer::bytes).sum();
+        assert!(bytes > 4000, "{bytes}");
+        // (max records, max bytes, sealed)
+        let cases = [
+            (100, usize::MAX, None),
+            (100, bytes + 1, None),
+            (100, bytes, Some(1)),
+            (4, usize::MAX, Some(1)),
+            (5, usize::MAX, None),
+        ];
+        for (records, max_bytes, want) in cases {
+            assert_eq!(
+                over_bound(&buffers, records, max_bytes),
+                want,
+                "{records} {max_bytes}"
+            );
+        }
+        // Nothing held: nothing to seal, whatever the bounds.
+        assert_eq!(over_bound(&[(0, Buffer::new(0))].into(), 0, 0), None);
+    }
+
+    #[test]
+    fn a_rows_heap_is_its_strings_with_the_allocators_overhead() {
+        use crate::log::testing;
+        let commit = testing::commit("group", 0, 1, 1);
+        let LogRecord::OffsetCommit {
+            group,
+            topic,
+            value,
+            ..
+        } = &commit
+        else {
+            panic!("{commit:?}")
+        };
+        let v = value.as_ref().unwrap();
+        let strings = [group, topic, &v.metadata]
+            .into_iter()
+            .chain(v.topic_id.as_ref())
+            .filter(|s| s.capacity() > 0)
+            .map(|s| s.capacity() + 16)
+            .sum::<usize>();
+        assert_eq!(heap_size(&commit), strings);
+        assert!(heap_size(&commit) >= "group".len() + 16);
+        assert_eq!(heap_size(&LogRecord::Ignored { record_type: 2 }), 0);
     }
 
     #[test]
