@@ -85,10 +85,11 @@ pub async fn run(cli: &Cli, args: &PruneArgs) -> Result<i32> {
                 "executed": false,
                 "plan": plan,
                 "log": prepared.log,
+                "connect_log": prepared.connect_log,
             })),
             OutputFormat::Table => {
                 print_plan(plan);
-                print_log_plan(prepared.log.as_ref());
+                print_log_plans(&prepared);
                 crate::noteln!(
                     "dry run: nothing was deleted; add --execute to delete what is marked remove"
                 );
@@ -98,7 +99,7 @@ pub async fn run(cli: &Cli, args: &PruneArgs) -> Result<i32> {
     }
     if cli.global.output == OutputFormat::Table {
         print_plan(plan);
-        print_log_plan(prepared.log.as_ref());
+        print_log_plans(&prepared);
     }
     let pruned = retention::execute(&store, &prepared).await;
     match cli.global.output {
@@ -110,6 +111,8 @@ pub async fn run(cli: &Cli, args: &PruneArgs) -> Result<i32> {
             "failed": pruned.failed,
             "log": prepared.log,
             "log_deleted": pruned.log,
+            "connect_log": prepared.connect_log,
+            "connect_log_deleted": pruned.connect_log,
         })),
         OutputFormat::Table => {
             crate::outln!(
@@ -127,18 +130,26 @@ pub async fn run(cli: &Cli, args: &PruneArgs) -> Result<i32> {
                     l.orphans.len(),
                     l.apply_records.len()
                 );
-                for f in &l.failed {
-                    crate::outln!("  ! {}: {}", f.id, f.error);
-                }
+            }
+            if let Some(l) = &pruned.connect_log {
+                crate::outln!(
+                    "deleted {} segment(s) and {} orphan data file(s) of Connect's offsets topic",
+                    l.segments.len(),
+                    l.orphans.len(),
+                );
+            }
+            for f in pruned.log_failures() {
+                crate::outln!("  ! {}: {}", f.id, f.error);
             }
         }
     }
-    if let Some(l) = pruned.log.as_ref().filter(|l| !l.failed.is_empty()) {
+    let failed = pruned.log_failures();
+    if !failed.is_empty() {
         return Err(Error::store(
             store.url(),
             format!(
                 "{} object(s) of the commit-log archive could not be deleted (listed above); each chain was cut only from its start, and a later prune goes on",
-                l.failed.len()
+                failed.len()
             ),
         ));
     }
@@ -248,15 +259,23 @@ fn day(t: Option<chrono::DateTime<Utc>>) -> String {
         .unwrap_or_else(|| "-".to_string())
 }
 
-/// The archive's part of the plan: the window, each segment removed, orphans, apply records.
-fn print_log_plan(plan: Option<&LogPlan>) {
-    let Some(plan) = plan else {
+/// The archive's parts of the plan: the commit log's, and Connect's offsets topic's if any.
+fn print_log_plans(prepared: &crate::retention::Prepared) {
+    let Some(plan) = &prepared.log else {
         crate::outln!("\ncommit-log archive: not pruned (pass --keep-log DURATION to bound it)");
         return;
     };
+    print_log_plan("commit-log archive", plan);
+    if let Some(plan) = &prepared.connect_log {
+        print_log_plan("archive of Connect's offsets topic", plan);
+    }
+}
+
+/// One lane's part of the plan: the window, each segment removed, orphans, apply records.
+fn print_log_plan(title: &str, plan: &LogPlan) {
     let w = &plan.window;
     crate::outln!(
-        "\ncommit-log archive: keep {} (from {}); window base {}, log kept from {} ({} before it): {}",
+        "\n{title}: keep {} (from {}); window base {}, log kept from {} ({} before it): {}",
         plan.keep_log,
         w.window_start.format("%Y-%m-%d %H:%M:%S"),
         w.base.format("%Y-%m-%d %H:%M:%S"),

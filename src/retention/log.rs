@@ -32,6 +32,9 @@ pub struct BaseCandidate {
     pub id: String,
     pub created_at: DateTime<Utc>,
     pub group_ids: Vec<String>,
+    /// What `group_ids` name, for the plan's reasons: "group", or "connector" for the archive
+    /// of Connect's offsets topic (whose bases are taken per source connector).
+    pub holds: &'static str,
 }
 
 /// Where the window that must stay reconstructable begins, and why there.
@@ -96,8 +99,7 @@ fn base_of_window(kept: &[BaseCandidate], window_start: DateTime<Utc>) -> Window
             base: window_start,
             keep_from: window_start,
             snapshot: None,
-            why: "no kept snapshot holds a group: the log is kept from the window's start"
-                .to_string(),
+            why: "no kept snapshot can be a base: the log is kept from the window's start".to_string(),
         },
         Some((g, c)) if c.created_at <= window_start => WindowBase {
             window_start,
@@ -105,8 +107,8 @@ fn base_of_window(kept: &[BaseCandidate], window_start: DateTime<Utc>) -> Window
             keep_from: c.created_at,
             snapshot: Some(c.id.clone()),
             why: format!(
-                "snapshot {} is the newest kept snapshot at or before the window's start that holds group {g}: --at inside the window may start from it",
-                c.id
+                "snapshot {} is the newest kept snapshot at or before the window's start that holds {} {g}: --at inside the window may start from it",
+                c.id, c.holds
             ),
         },
         Some((g, c)) => WindowBase {
@@ -115,8 +117,8 @@ fn base_of_window(kept: &[BaseCandidate], window_start: DateTime<Utc>) -> Window
             keep_from: c.created_at.min(window_start),
             snapshot: Some(c.id.clone()),
             why: format!(
-                "no kept snapshot at or before the window's start holds group {g}; the log is kept from the window's start on (the oldest kept snapshot holding it is {})",
-                c.id
+                "no kept snapshot at or before the window's start holds {} {g}; the log is kept from the window's start on (the oldest kept snapshot holding it is {})",
+                c.holds, c.id
             ),
         },
     }
@@ -169,7 +171,12 @@ fn planned(m: &SegmentMeta, file: &str, action: SegmentAction) -> PlannedSegment
         partition: m.partition,
         start: m.start,
         next: m.next,
-        manifest: SegmentManifest::index_key(m.partition, m.start),
+        // The lane's own index: a segment of Connect's offsets topic is under connect-log/.
+        manifest: SegmentManifest::index_key_in(
+            crate::log::archive::Lane::of_topic(&m.topic),
+            m.partition,
+            m.start,
+        ),
         file: file.to_string(),
         gap: m.gap.is_some(),
         first_record_at: m.first_timestamp.and_then(DateTime::from_timestamp_millis),

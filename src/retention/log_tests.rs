@@ -197,6 +197,7 @@ fn the_window_base_is_the_newest_kept_snapshot_before_the_window_per_group() {
         id: id.into(),
         created_at: at(h, 0),
         group_ids: groups.iter().map(|g| g.to_string()).collect(),
+        holds: "group",
     };
     let start = at(12, 0);
     // (kept snapshots, base hour, base snapshot)
@@ -349,4 +350,44 @@ fn the_whole_plan_counts_what_goes_and_keeps_apply_records_kept_segments_explain
     );
     let removed: Vec<(i32, i64)> = plan.segments().map(|s| (s.partition, s.start)).collect();
     assert_eq!(removed, [(0, 0), (1, 0)]);
+}
+
+#[test]
+fn a_segment_of_connects_offsets_topic_is_removed_by_its_own_index_key() {
+    // Regression: the plan named every segment by the commit log's index, so a prune of the
+    // archive of Connect's offsets topic deleted the commit log's entry of the same partition
+    // and offset (and left its own).
+    let lane = |mut m: SegmentManifest| {
+        m.meta.topic = "connect-offsets".into();
+        m.file = m.meta.key().replace(".parquet", "-abcdef01.parquet");
+        m
+    };
+    let chain = [
+        lane(seg(4, 0, 10, Some((1, 2)), 2)),
+        lane(seg(4, 10, 20, Some((3, 4)), 4)),
+        lane(seg(4, 20, 30, Some((9, 10)), 10)),
+    ];
+    let refs: Vec<&SegmentManifest> = chain.iter().collect();
+    let plan = plan_chain(4, &refs, at(5, 0));
+    let removed: Vec<&str> = plan.remove.iter().map(|s| s.manifest.as_str()).collect();
+    assert_eq!(removed, [chain[0].key().as_str()]);
+    assert!(
+        removed[0].starts_with("connect-log/index/partition=04/"),
+        "{removed:?}"
+    );
+    assert!(
+        plan.remove[0].file.starts_with("connect-log/date="),
+        "{plan:?}"
+    );
+    // The commit log's own entries keep their keys.
+    let offsets = seg(4, 0, 10, Some((1, 2)), 2);
+    let kept = [
+        offsets.clone(),
+        seg(4, 10, 20, Some((3, 4)), 4),
+        seg(4, 20, 30, Some((9, 10)), 10),
+    ];
+    let refs: Vec<&SegmentManifest> = kept.iter().collect();
+    let plan = plan_chain(4, &refs, at(5, 0));
+    assert_eq!(plan.remove[0].manifest, offsets.key());
+    assert!(plan.remove[0].manifest.starts_with("log/index/"));
 }

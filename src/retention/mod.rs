@@ -25,6 +25,7 @@ pub use plan::{build, parse_group_by, refusal, GroupBy, LeftoverAction, PlannedG
 pub use policy::{Count, Policy, Span};
 
 use crate::error::Result;
+use crate::log::archive::Lane;
 use crate::restore::record::{ApplyRecord, APPLIES};
 use crate::snapshot::manifest::MANIFEST_FILE;
 use crate::snapshot::model::SnapshotKind;
@@ -64,6 +65,9 @@ pub struct Prepared {
     files: BTreeMap<String, Vec<String>>,
     /// The archive's plan, with `--keep-log`.
     pub log: Option<log::LogPlan>,
+    /// The plan of the archive of Connect's offsets topic, with `--keep-log` when the store
+    /// holds one: the same window, its base taken per source connector.
+    pub connect_log: Option<log::LogPlan>,
 }
 
 /// Lists the store and plans. Changes nothing.
@@ -77,24 +81,45 @@ pub async fn prepare(store: &Store, opts: &PruneOptions, now: DateTime<Utc>) -> 
         opts.allow_empty_group,
         now,
     )?;
-    let log = match &opts.keep_log {
-        None => None,
-        Some(keep) => {
-            let kept = kept_bases(&plan, &listed);
-            let window = log::window_base(&kept, now - keep.window, keep.margin);
-            Some(prepare_log(store, &keep.text, window, opts.incomplete_older_than, now).await?)
+    let (mut log, mut connect_log) = (None, None);
+    if let Some(keep) = &opts.keep_log {
+        let lane = |lane, kept: &[log::BaseCandidate]| {
+            let window = log::window_base(kept, now - keep.window, keep.margin);
+            prepare_log(
+                store,
+                lane,
+                &keep.text,
+                window,
+                opts.incomplete_older_than,
+                now,
+            )
+        };
+        log = Some(lane(Lane::Offsets, &kept_bases(&plan, &listed, Lane::Offsets)).await?);
+        if !crate::log::archive::manifests_in(store, Lane::Connect)
+            .await?
+            .is_empty()
+        {
+            let kept = kept_bases(&plan, &listed, Lane::Connect);
+            connect_log = Some(lane(Lane::Connect, &kept).await?);
         }
-    };
+    }
     let files = listed
         .into_iter()
         .map(|l| (l.id, l.files.into_iter().map(|f| f.key).collect()))
         .collect();
-    Ok(Prepared { plan, files, log })
+    Ok(Prepared {
+        plan,
+        files,
+        log,
+        connect_log,
+    })
 }
 
 /// The complete snapshot-kind snapshots the plan keeps (those of a refused group included):
-/// the bases `--at` may start from after the prune.
-fn kept_bases(plan: &PrunePlan, listed: &[Listed]) -> Vec<log::BaseCandidate> {
+/// the bases `--at` may start from after the prune. For the commit log a base is taken per
+/// group; for Connect's offsets topic per connector (`--at` starts a source connector from the
+/// newest snapshot that holds it).
+fn kept_bases(plan: &PrunePlan, listed: &[Listed], lane: Lane) -> Vec<log::BaseCandidate> {
     let deleted: std::collections::BTreeSet<&str> = plan.to_delete().into_iter().collect();
     listed
         .iter()
@@ -107,26 +132,39 @@ fn kept_bases(plan: &PrunePlan, listed: &[Listed]) -> Vec<log::BaseCandidate> {
         .map(|m| log::BaseCandidate {
             id: m.meta.id.clone(),
             created_at: m.meta.created_at,
-            group_ids: m.summary.group_ids.clone(),
+            group_ids: match lane {
+                Lane::Offsets => m.summary.group_ids.clone(),
+                Lane::Connect => m.summary.connector_names.clone(),
+            },
+            holds: match lane {
+                Lane::Offsets => "group",
+                Lane::Connect => "connector",
+            },
         })
         .collect()
 }
 
-/// Lists the archive (manifests, data files, apply records) and plans its prune. An unreadable
-/// manifest stops the prune of the log: a chain is never cut where it cannot be read.
+/// Lists one lane of the archive (manifests, data files, and for the commit log the apply
+/// records) and plans its prune. An unreadable manifest stops the prune of the lane: a chain is
+/// never cut where it cannot be read.
 async fn prepare_log(
     store: &Store,
+    lane: Lane,
     text: &str,
     window: log::WindowBase,
     grace: Duration,
     now: DateTime<Utc>,
 ) -> Result<log::LogPlan> {
-    let manifests = crate::log::archive::manifests(store).await?;
+    let manifests = crate::log::archive::manifests_in(store, lane).await?;
     let named: std::collections::BTreeSet<&str> =
         manifests.iter().map(|(_, m)| m.file.as_str()).collect();
+    let data_prefix = match lane {
+        Lane::Offsets => crate::log::verify::DATA_PREFIX,
+        Lane::Connect => crate::log::verify::CONNECT_DATA_PREFIX,
+    };
     let mut orphans = Vec::new();
-    for o in store.list("log").await? {
-        if !o.key.starts_with(crate::log::verify::DATA_PREFIX) || named.contains(o.key.as_str()) {
+    for o in store.list(lane.root()).await? {
+        if !o.key.starts_with(data_prefix) || named.contains(o.key.as_str()) {
             continue;
         }
         let sealed = match store.get(&o.key).await {
@@ -138,7 +176,12 @@ async fn prepare_log(
         orphans.push((o.key, sealed));
     }
     let mut records = Vec::new();
-    for o in store.list(APPLIES).await? {
+    // Apply records explain commits of the commit log only.
+    let applies = match lane {
+        Lane::Offsets => store.list(APPLIES).await?,
+        Lane::Connect => Vec::new(),
+    };
+    for o in applies {
         let bytes = store.get(&o.key).await?;
         let finished_at = ApplyRecord::from_bytes(&o.key, &bytes)
             .ok()
@@ -168,6 +211,20 @@ pub struct Pruned {
     /// With `--keep-log`: what was deleted of the archive.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log: Option<LogPruned>,
+    /// And of the archive of Connect's offsets topic.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connect_log: Option<LogPruned>,
+}
+
+impl Pruned {
+    /// What could not be deleted of either lane of the archive.
+    pub fn log_failures(&self) -> Vec<&DeleteFailure> {
+        [&self.log, &self.connect_log]
+            .into_iter()
+            .flatten()
+            .flat_map(|l| &l.failed)
+            .collect()
+    }
 }
 
 /// What an executed prune deleted of the commit-log archive.
@@ -203,6 +260,9 @@ pub async fn execute(store: &Store, prepared: &Prepared) -> Pruned {
     crate::progress::finish();
     if let Some(plan) = &prepared.log {
         out.log = Some(execute_log(store, plan).await);
+    }
+    if let Some(plan) = &prepared.connect_log {
+        out.connect_log = Some(execute_log(store, plan).await);
     }
     out
 }

@@ -199,6 +199,151 @@ async fn restore_at_puts_a_source_connector_back_to_its_position_at_the_instant(
     cleanup.delete().await;
 }
 
+/// The index entries of Connect's lane in a local store, by path under the store.
+fn connect_index(store: &str) -> Vec<String> {
+    let root = std::path::Path::new(store);
+    let mut keys: Vec<String> = walk(&root.join("connect-log/index"))
+        .iter()
+        .map(|p| p.strip_prefix(root).unwrap().to_string_lossy().into_owned())
+        .collect();
+    keys.sort();
+    keys
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn keep_log_prunes_the_archive_of_connects_offsets_topic_and_restore_at_inside_the_window_still_works(
+) {
+    if !(env::require_kafka() && env::require_connect()) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.txt");
+    std::fs::write(&input, "a1\na2\na3\n").unwrap();
+    let topic = unique_name("log-connect-prune");
+    kafka::create_topic(&topic, 1).await;
+    let name = unique_name("log-connect-prune-src");
+    let cleanup = ConnectorCleanup::new(&name);
+    connect::create_connector(&name, connect::file_source(&input, &topic)).await;
+    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
+    wait_position(&name, 9).await;
+
+    let (_dir, store) = local_store();
+    let follower = unique_name("log-connect-prune-follower");
+    let connect_topic = env::connect_offsets_topic();
+    follow(&store, &follower, Some(&connect_topic)).await;
+    let mine = ["--connector", &name, "--tag", "kept=yes"];
+    snapshot(&store, &mine).await;
+    std::fs::write(&input, "a1\na2\na3\nb1\nb2\n").unwrap();
+    wait_position(&name, 15).await;
+    follow(&store, &follower, Some(&connect_topic)).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The window's base: the newest snapshot holding the connector.
+    snapshot(&store, &mine).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let between = text(chrono::Utc::now());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    std::fs::write(&input, "a1\na2\na3\nb1\nb2\nc1\n").unwrap();
+    wait_position(&name, 18).await;
+    follow(&store, &follower, Some(&connect_topic)).await;
+    let before = connect_index(&store);
+
+    // A window of a millisecond keeps the log from the newest snapshot holding the connector
+    // (no margin): everything of Connect's lane wholly older than it may go. Only the test's
+    // snapshots are kept: the follower's base snapshot holds every connector of the shared
+    // worker, whose newest snapshot it would be, and would hold the window's base back.
+    let args = [
+        "prune",
+        "--keep-tag",
+        "kept=yes",
+        "--allow-empty-group",
+        "--keep-log",
+        "1ms",
+        "--keep-log-margin",
+        "0s",
+    ];
+    let dry = ov(&store, &[&args[..], &["--output", "json"]].concat())
+        .await
+        .ok()
+        .json();
+    let planned = dry["connect_log"]["summary"]["remove_segments"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no plan of Connect's lane: {dry:#}"));
+    assert!(planned >= 1, "{dry:#}");
+    assert!(
+        dry["connect_log"]["window"]["why"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("connector {name}")),
+        "{dry:#}"
+    );
+    assert_eq!(connect_index(&store), before, "a dry run deletes nothing");
+
+    let done = ov(
+        &store,
+        &[&args[..], &["--execute", "--output", "json"]].concat(),
+    )
+    .await
+    .ok()
+    .json();
+    let removed: Vec<String> = done["connect_log_deleted"]["segments"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{done:#}"))
+        .iter()
+        .map(|k| k.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(removed.len() as u64, planned, "{done:#}");
+    let after = connect_index(&store);
+    assert_eq!(
+        after.len(),
+        before.len() - removed.len(),
+        "before {before:#?}\nafter {after:#?}\nremoved {removed:#?}"
+    );
+    assert!(removed
+        .iter()
+        .all(|k| !after.contains(k) && before.contains(k)));
+    // Every partition's chain keeps its last entry: the follower resumes where it ends.
+    let partitions = |keys: &[String]| -> std::collections::BTreeSet<String> {
+        keys.iter()
+            .map(|k| k.split('/').nth(2).unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(partitions(&after), partitions(&before));
+
+    let clean = ov(&store, &["verify", "--all", "--output", "json"])
+        .await
+        .ok()
+        .json();
+    assert_eq!(clean["log"]["ok"], true, "{clean:#}");
+    // An instant inside the kept window is still rebuilt from the base and the kept log.
+    let plan = ov(
+        &store,
+        &[
+            "restore",
+            "--at",
+            &between,
+            "--connector",
+            &name,
+            "--output",
+            "json",
+        ],
+    )
+    .await
+    .ok()
+    .json();
+    let planned = &plan["plan"]["connectors"][0];
+    assert_eq!(planned["offsets"][0]["target"]["position"], 15, "{plan:#}");
+    // Nothing more to remove: the same prune again plans nothing of Connect's lane.
+    let again = ov(&store, &[&args[..], &["--output", "json"]].concat())
+        .await
+        .ok()
+        .json();
+    assert_eq!(
+        again["connect_log"]["summary"]["remove_segments"], 0,
+        "{again:#}"
+    );
+    cleanup.delete().await;
+}
+
 /// Every file under `dir`, recursively.
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
