@@ -11,6 +11,9 @@ OV_FIXTURES_DIR="$OV_REPO_DIR/fixtures/test-env"
 OV_KAFKA_VERSION="${OV_KAFKA_VERSION:-4.3.1}"
 OV_LOG4J_VERSION="${OV_LOG4J_VERSION:-2.25.3}"
 OV_S3S_FS_VERSION="0.14.1"
+# Helm, built from its Go module (helm.sh/helm/v3) with `go install`, to lint and render the chart in
+# deploy/helm. promtool comes from Debian's `prometheus` package (whatever version the archive has).
+OV_HELM_VERSION="3.22.0"
 
 # Where downloaded and built things are kept between runs, and where a running environment lives.
 OV_CACHE_DIR="${OV_CACHE_DIR:-$HOME/.cache/offset-vault}"
@@ -21,6 +24,10 @@ OV_KAFKA_LIBS="$OV_KAFKA_HOME/libs"
 OV_S3S_FS_ROOT="$OV_CACHE_DIR/s3s-fs-$OV_S3S_FS_VERSION"
 OV_S3S_FS_BIN="$OV_S3S_FS_ROOT/bin/s3s-fs"
 OV_VENV_DIR="$OV_CACHE_DIR/venv"
+OV_PROMTOOL_ROOT="$OV_CACHE_DIR/promtool"
+OV_PROMTOOL_BIN="$OV_PROMTOOL_ROOT/bin/promtool"
+OV_HELM_ROOT="$OV_CACHE_DIR/helm-$OV_HELM_VERSION"
+OV_HELM_BIN="$OV_HELM_ROOT/bin/helm"
 
 # Fixed addresses and credentials of the local services. OV_PORT_OFFSET (default 0) is added to
 # every port, so that a second environment (another worktree, another user) can run beside the

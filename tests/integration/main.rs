@@ -4,6 +4,7 @@
 //! under CI (`CI` set), where it fails.
 
 mod archive;
+mod deploy;
 mod environment;
 mod group_types;
 mod group_types_env;

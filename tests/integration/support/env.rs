@@ -218,7 +218,7 @@ fn reachable(host_port: &str) -> bool {
 }
 
 /// Under CI: panics. Elsewhere: prints a loud SKIPPED line and returns false.
-fn unavailable(what: &str, detail: &str) -> bool {
+pub fn unavailable(what: &str, detail: &str) -> bool {
     let message = format!(
         "{what} is not available ({detail}); start the test environment with `scripts/test-env up`"
     );

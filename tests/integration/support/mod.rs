@@ -14,7 +14,8 @@
 //! - [`poll`]: [`poll::eventually`], the one way tests wait for something;
 //! - [`services`]: stopping, killing and starting the real services for fault injection;
 //! - [`ov`]: running the `offset-vault` binary;
-//! - [`follower`]: a follower as a child process, and readers of what it archived.
+//! - [`follower`]: a follower as a child process, and readers of what it archived;
+//! - [`tools`]: the checkers of what `deploy/` ships (promtool, helm, systemd-analyze).
 //!
 //! Helpers that block (consumers, metadata, the command-line tools) run on tokio's blocking pool,
 //! so they can be awaited from `#[tokio::test(flavor = "multi_thread")]` tests.
@@ -33,6 +34,7 @@ pub mod schema;
 pub mod services;
 pub mod share;
 pub mod streams;
+pub mod tools;
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
