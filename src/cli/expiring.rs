@@ -18,7 +18,10 @@ Every Empty group whose first committed offset the broker removes within the mar
 (offsets.retention.minutes after the group became Empty, or after the offset's commit for
 groups that only commit) is listed and snapshotted, tagged expiry-guard=true. Without a
 selection, every group of the cluster is checked. Exit 0 whether or not groups are found;
-scripts read --output json (groups, snapshot_id).
+scripts read --output json (groups, snapshot_id). Each group comes with the command that
+brings its offsets back once the broker expired them: restore --group G --latest --execute
+(from this snapshot), or restore --group G --at TIME --execute when the store holds a
+commit-log archive (follow) that covers the group's newest commit.
 
 Examples:
   # Which idle groups lose their offsets within a day? Snapshot them.
@@ -28,10 +31,7 @@ Examples:
   offset-vault expiring --group-pattern 'billing-.*' --expiry-margin 7d --no-snapshot
 
   # For a cron job: JSON, with a tag on the snapshot
-  offset-vault expiring --tag env=prod --output json
-
-  # After the broker expired a group: bring its offsets back from the snapshot
-  offset-vault restore --group billing-reports --latest --execute";
+  offset-vault expiring --tag env=prod --output json";
 
 #[derive(Debug, Args)]
 pub struct ExpiringArgs {

@@ -5,6 +5,7 @@
 
 mod archive;
 mod environment;
+mod expiry;
 mod group_types;
 mod group_types_env;
 mod log;
