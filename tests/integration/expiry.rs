@@ -331,3 +331,90 @@ async fn groups_with_members_and_groups_outside_the_margin_are_not_reported() {
     assert!(!run.stdout.contains(&active), "{}", run.stdout);
     drop(member);
 }
+
+/// The broker counts a classic group's retention from when it became Empty, not from its newest
+/// commit: a commit made while it is Empty does not put its expiry off. The guard reads that
+/// instant from the group's metadata record and reports the time the broker keeps to.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_classic_group_expires_counted_from_when_it_became_empty_as_the_guard_says() {
+    if !env::require_other_kafka() {
+        return;
+    }
+    let topic = unique_name("guard-classic");
+    other_topic(&topic, &[(0, 10), (1, 10)]).await;
+    let group = unique_name("guard-classic-g");
+    let member = Member::join(&group, &topic, [(0, 2), (1, 3)].into());
+    let committed = member.committed.clone();
+    eventually(
+        &format!("{group}'s member to commit"),
+        Duration::from_secs(60),
+        || {
+            let committed = committed.clone();
+            async move { committed.load(Ordering::SeqCst).then_some(()) }
+        },
+    )
+    .await;
+    let left_at = Utc::now();
+    drop(member);
+    eventually(
+        &format!("{group} to be Empty after its member left"),
+        Duration::from_secs(60),
+        || async {
+            let out = other_kcg(&["--describe", "--group", &group, "--state"]).await;
+            out.stdout
+                .contains("Empty")
+                .then_some(())
+                .ok_or(format!("{}{}", out.stdout, out.stderr))
+        },
+    )
+    .await;
+    let empty_by = Utc::now();
+
+    // 20 s later, a commit while Empty (as `restore` or kafka-consumer-groups would make it).
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    let offsets: BTreeMap<i32, i64> = [(0, 5), (1, 6)].into();
+    let recommitted_at = Utc::now();
+    other_commit(&group, &topic, &offsets).await;
+    let (_dir, store) = local_store();
+    let doc = expiring(
+        &store,
+        &["--group", &group, "--expiry-margin", "1h", "--no-snapshot"],
+    )
+    .await;
+    assert_eq!(reported(&doc), vec![group.clone()], "{doc:#}");
+    let g = &doc["groups"][0];
+    assert_eq!(g["basis"], "empty-since", "{doc:#}");
+    assert_eq!(g["group_type"], "classic", "{doc:#}");
+    assert!(time(&g["newest_commit"]) >= recommitted_at - chrono::Duration::seconds(1));
+    let expires_at = time(&g["expires_at"]);
+    let minute = chrono::Duration::seconds(60);
+    let slack = chrono::Duration::seconds(1);
+    assert!(
+        expires_at >= left_at + minute - slack && expires_at <= empty_by + minute + slack,
+        "expires at {expires_at}: not a minute after the group became Empty (between {left_at} and {empty_by})"
+    );
+
+    // The broker agrees: the offsets go a minute after the group became Empty (checked every
+    // 5 s), well before a minute after the newest commit.
+    eventually(
+        &format!("the second cluster to expire the offsets of {group}"),
+        Duration::from_secs(150),
+        || async {
+            match other_committed(&group, &topic).await {
+                None => Ok(()),
+                Some(o) if o.is_empty() => Ok(()),
+                Some(o) => Err(format!("still committed: {o:?}")),
+            }
+        },
+    )
+    .await;
+    let gone_by = Utc::now();
+    assert!(
+        gone_by < recommitted_at + minute - chrono::Duration::seconds(5),
+        "expired only at {gone_by}, not before a minute after the newest commit ({recommitted_at}): the broker counted from the commit"
+    );
+    assert!(
+        gone_by >= expires_at - slack,
+        "expired at {gone_by}, before the {expires_at} the guard reported"
+    );
+}
