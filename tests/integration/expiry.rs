@@ -300,6 +300,21 @@ async fn groups_with_members_and_groups_outside_the_margin_are_not_reported() {
         "only the Empty group is checked: {doc:#}"
     );
     assert!(doc["snapshot_id"].is_null(), "--no-snapshot: {doc:#}");
+    // The same through librdkafka alone (no direct protocol connection).
+    let doc = expiring(
+        &store,
+        &[
+            "--group-pattern",
+            &pattern,
+            "--expiry-margin",
+            "59s",
+            "--no-snapshot",
+            "--librdkafka-only",
+        ],
+    )
+    .await;
+    assert_eq!(reported(&doc), vec![idle.clone()], "{doc:#}");
+    assert_eq!(doc["checked"], 1, "{doc:#}");
     // Without a margin, nobody is near expiry yet: the idle group has about a minute left.
     let doc = expiring(
         &store,
@@ -417,4 +432,77 @@ async fn a_classic_group_expires_counted_from_when_it_became_empty_as_the_guard_
         gone_by >= expires_at - slack,
         "expired at {gone_by}, before the {expires_at} the guard reported"
     );
+}
+
+/// With a commit-log archive that covers the group's newest commit, the hint restores the
+/// offsets as they were at an instant the archive holds, and that brings them back.
+#[tokio::test(flavor = "multi_thread")]
+async fn with_a_commit_log_archive_the_hint_restores_the_group_at_an_instant() {
+    if !env::require_other_kafka() {
+        return;
+    }
+    let topic = unique_name("guard-at");
+    other_topic(&topic, &[(0, 10), (1, 10)]).await;
+    let group = unique_name("guard-at-g");
+    let offsets: BTreeMap<i32, i64> = [(0, 3), (1, 9)].into();
+    other_commit(&group, &topic, &offsets).await;
+    let committed_at = Instant::now();
+    let (_dir, store) = local_store();
+    let follower = unique_name("guard-at-follower");
+    ov_other(
+        &store,
+        None,
+        &[
+            "follow",
+            "--once",
+            "--group-id",
+            &follower,
+            "--output",
+            "json",
+        ],
+    )
+    .await
+    .ok();
+    // Within 59 s of its expiry from a second after the commit.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let doc = expiring(&store, &["--group", &group, "--expiry-margin", "59s"]).await;
+    assert_eq!(reported(&doc), vec![group.clone()], "{doc:#}");
+    let hint = doc["groups"][0]["restore_hint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let words: Vec<&str> = hint.split(' ').collect();
+    assert_eq!(
+        words[..5],
+        ["offset-vault", "restore", "--group", group.as_str(), "--at"],
+        "{hint}"
+    );
+    assert_eq!(words[6..], ["--execute"], "{hint}");
+    let at = time(&Value::from(words[5]));
+    assert!(
+        at >= time(&doc["groups"][0]["newest_commit"]) && at <= time(&doc["checked_at"]),
+        "{hint}: not between the newest commit and the check: {doc:#}"
+    );
+    assert!(
+        committed_at.elapsed() < Duration::from_secs(50),
+        "the guard ran {:?} after the commit",
+        committed_at.elapsed()
+    );
+    eventually(
+        &format!("the second cluster to expire the offsets of {group}"),
+        Duration::from_secs(150),
+        || async {
+            match other_committed(&group, &topic).await {
+                None => Ok(()),
+                Some(o) if o.is_empty() => Ok(()),
+                Some(o) => Err(format!("still committed: {o:?}")),
+            }
+        },
+    )
+    .await;
+    // The hint's command, as printed (with --settle 0s, as the other restores here).
+    let mut args: Vec<&str> = words[1..].to_vec();
+    args.extend(["--settle", "0s"]);
+    ov_other(&store, None, &args).await.ok();
+    assert_eq!(other_committed(&group, &topic).await, Some(offsets));
 }
