@@ -199,6 +199,86 @@ fn apply(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::log::record::GroupKind;
+    use crate::log::testing;
+
+    #[test]
+    fn records_of_candidate_groups_are_applied_with_the_state_time_of_their_metadata() {
+        let groups: BTreeSet<String> = ["g".to_string()].into();
+        let classic = |group: &str| LogRecord::GroupMetadata {
+            group: group.into(),
+            kind: GroupKind::Classic {
+                protocol_type: Some("consumer".into()),
+            },
+            deleted: false,
+        };
+        // A version-3 classic metadata value: protocol type "consumer", generation 1, protocol
+        // "range", no leader, state since 0x1000 ms, no members.
+        let mut value = vec![0, 3, 0, 8];
+        value.extend(b"consumer");
+        value.extend([0, 0, 0, 1, 0, 5]);
+        value.extend(b"range");
+        value.extend([0xff, 0xff]);
+        value.extend(0x1000i64.to_be_bytes());
+        value.extend([0, 0, 0, 0]);
+        let (mut facts, mut warnings) = (BTreeMap::new(), Vec::new());
+        apply(
+            &mut facts,
+            &groups,
+            &testing::commit("g", 0, 5, 100),
+            None,
+            &mut warnings,
+            0,
+            1,
+        );
+        apply(
+            &mut facts,
+            &groups,
+            &testing::commit("other", 0, 5, 100),
+            None,
+            &mut warnings,
+            0,
+            2,
+        );
+        apply(
+            &mut facts,
+            &groups,
+            &classic("g"),
+            Some(&value),
+            &mut warnings,
+            0,
+            3,
+        );
+        apply(
+            &mut facts,
+            &groups,
+            &classic("other"),
+            Some(&value),
+            &mut warnings,
+            0,
+            4,
+        );
+        assert_eq!(facts.keys().collect::<Vec<_>>(), ["g"]);
+        assert_eq!(facts["g"].state_since, Some(0x1000));
+        assert_eq!(facts["g"].commits.len(), 1);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        // A metadata value that cannot be read leaves the state time unknown, with a warning.
+        apply(
+            &mut facts,
+            &groups,
+            &classic("g"),
+            Some(&[0, 9]),
+            &mut warnings,
+            7,
+            5,
+        );
+        assert_eq!(facts["g"].state_since, None);
+        assert_eq!(warnings.len(), 1);
+        assert!(
+            warnings[0].contains("__consumer_offsets[7]@5"),
+            "{warnings:?}"
+        );
+    }
 
     #[test]
     fn the_retention_is_the_shortest_any_broker_reports_or_kafkas_default() {
