@@ -1,7 +1,8 @@
 //! The expiry guard (`expiring`) against the second cluster of the test environment, whose
 //! broker expires idle groups' offsets after a minute (offsets.retention.minutes=1, checked every
 //! 5 s): an Empty group is reported and snapshotted before the broker expires it, and restored
-//! from that snapshot after; a group with members, and a group outside the margin, are not.
+//! from that snapshot (or the commit-log archive) after; a group with members, and a group outside
+//! the margin, are not. One test on the main cluster selects a stopped sink connector's group.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -505,4 +506,74 @@ async fn with_a_commit_log_archive_the_hint_restores_the_group_at_an_instant() {
     args.extend(["--settle", "0s"]);
     ov_other(&store, None, &args).await.ok();
     assert_eq!(other_committed(&group, &topic).await, Some(offsets));
+}
+
+/// `--connector` selects a sink connector's group: reported once the connector is stopped and
+/// its group Empty, counted from then with the main cluster's retention (Kafka's default, 7 days).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stopped_sink_connectors_group_is_found_by_the_connector_name() {
+    use crate::support::connect::{connect_request, running_file_sink};
+    use crate::support::kcg::kcg_group_state;
+    use crate::support::ov::ov;
+    if !env::require_kafka() || !env::require_connect() {
+        return;
+    }
+    let sink = running_file_sink("guard-sink", 3).await;
+    let (_dir, store) = local_store();
+    let args = |margin: &'static str| {
+        [
+            "expiring",
+            "--connector",
+            sink.name.as_str(),
+            "--expiry-margin",
+            margin,
+            "--no-snapshot",
+            "--output",
+            "json",
+        ]
+    };
+    // Running: its group has members and is not even checked.
+    let doc = ov(&store, &args("8d")).await.ok().json();
+    schema::validate("expiring", &doc);
+    assert_eq!(doc["checked"], 0, "{doc:#}");
+
+    let stopping_at = Utc::now();
+    let (status, body) = connect_request(
+        reqwest::Method::PUT,
+        &format!("/connectors/{}/stop", sink.name),
+        None,
+    )
+    .await;
+    assert!(status.is_success(), "stop {}: {status} {body}", sink.name);
+    eventually(
+        &format!("{} to be Empty once its connector stopped", sink.group),
+        Duration::from_secs(60),
+        || async {
+            match kcg_group_state(&sink.group).await.as_deref() {
+                Some("Empty") => Ok(()),
+                other => Err(format!("{other:?}")),
+            }
+        },
+    )
+    .await;
+    let empty_by = Utc::now();
+    let doc = ov(&store, &args("8d")).await.ok().json();
+    schema::validate("expiring", &doc);
+    assert_eq!(reported(&doc), vec![sink.group.clone()], "{doc:#}");
+    assert_eq!(doc["retention_seconds"], 7 * 24 * 3600, "{doc:#}");
+    let g = &doc["groups"][0];
+    assert_eq!(g["basis"], "empty-since", "{doc:#}");
+    assert_eq!(g["partitions"], 1, "{doc:#}");
+    let week = chrono::Duration::days(7);
+    let expires_at = time(&g["expires_at"]);
+    assert!(
+        expires_at >= stopping_at + week - chrono::Duration::seconds(1)
+            && expires_at <= empty_by + week + chrono::Duration::seconds(1),
+        "expires at {expires_at}, not 7 days after the group became Empty ({stopping_at} .. {empty_by})"
+    );
+    // A day ahead it is not near expiry.
+    let doc = ov(&store, &args("1d")).await.ok().json();
+    assert_eq!(reported(&doc), Vec::<String>::new(), "{doc:#}");
+    assert_eq!(doc["checked"], 1, "{doc:#}");
+    sink.cleanup.delete().await;
 }
