@@ -86,7 +86,17 @@ pub async fn log_facts(
     let (facts, mut found) =
         tokio::task::spawn_blocking(move || read(&kafka, &partitions, &groups))
             .await
-            .map_err(|e| Error::Internal(format!("reading {OFFSETS_TOPIC}: {e}")))??;
+            .map_err(|e| Error::Internal(format!("reading {OFFSETS_TOPIC}: {e}")))?
+            .map_err(|e| match e {
+                // The reader only assigns partitions: it needs the topic, not a group.
+                Error::AccessDenied { detail, .. } => Error::AccessDenied {
+                    service: "Kafka",
+                    resource: format!("topic {OFFSETS_TOPIC}"),
+                    detail,
+                    advice: "Grant the principal DESCRIBE and READ on the topic __consumer_offsets (kafka-acls --topic __consumer_offsets --operation Describe --operation Read): the expiry guard reads the groups' commit times there",
+                },
+                other => other,
+            })?;
     warnings.append(&mut found);
     Ok(facts)
 }
