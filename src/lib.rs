@@ -13,6 +13,7 @@
 //! - [`diff`]: the difference between two snapshots, or a snapshot and the cluster (pure).
 //! - [`guard`]: what moved while `guard`'s command ran, summed up in bounded memory (pure).
 //! - [`retention`]: `prune`'s policy with restic's rules (pure), and deleting what it removes.
+//! - [`expiry`]: the expiry guard: Empty groups whose offsets the broker is about to expire.
 //! - [`log`]: the records of `__consumer_offsets`, decoded (pure); the base of the commit-log
 //!   archive.
 
@@ -20,6 +21,7 @@ pub mod cli;
 pub mod connect;
 pub mod diff;
 pub mod error;
+pub mod expiry;
 pub mod failpoint;
 pub mod format;
 pub mod guard;

@@ -23,6 +23,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Reset(args) => super::reset::cmd_reset(&cli, args).await,
         Command::Restore(args) => super::restore::cmd_restore(&cli, args).await,
         Command::Follow(args) => super::follow::cmd_follow(&cli, args).await,
+        Command::Expiring(args) => super::expiring::cmd_expiring(&cli, args).await,
         Command::History(args) => super::log::cmd_history(&cli, args).await,
         Command::Prune(args) => super::archive::cmd_prune(&cli, args).await,
         Command::Export(args) => super::archive::cmd_export(&cli, args).await,

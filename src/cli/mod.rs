@@ -7,6 +7,7 @@ mod completions;
 pub mod config;
 mod csv;
 mod diff;
+mod expiring;
 mod follow;
 mod guard;
 mod history_plot;
@@ -211,6 +212,10 @@ pub enum Command {
     /// the end of the log with --once).
     #[command(after_long_help = follow::EXAMPLES)]
     Follow(follow::FollowArgs),
+    /// Empty groups whose offsets the broker expires soon (offsets.retention.minutes): list
+    /// them and snapshot them, tagged expiry-guard=true.
+    #[command(after_long_help = expiring::EXAMPLES)]
+    Expiring(expiring::ExpiringArgs),
     /// A group's archived offset changes (from `follow`), per partition.
     #[command(after_long_help = log::HISTORY_EXAMPLES)]
     History(log::HistoryArgs),

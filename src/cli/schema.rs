@@ -451,6 +451,44 @@ pub struct ImportDoc {
     pub warnings: Vec<String>,
 }
 
+/// `expiring --output json`: the Empty groups near offset expiry, and the snapshot of them.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpiringDoc {
+    pub schema_version: u32,
+    pub store: String,
+    /// The brokers' `offsets.retention.minutes`, in seconds (the shortest if they disagree).
+    pub retention_seconds: u64,
+    pub margin_seconds: u64,
+    pub checked_at: DateTime<Utc>,
+    /// Empty groups of the selection checked.
+    pub checked: u64,
+    /// The groups near expiry, the first to expire first.
+    pub groups: Vec<ExpiringGroupDoc>,
+    /// The snapshot of those groups (tagged `expiry-guard=true`); `null` when none was taken.
+    pub snapshot_id: Option<String>,
+    pub warnings: Vec<String>,
+}
+
+/// One group near expiry.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpiringGroupDoc {
+    pub group: String,
+    pub state: String,
+    pub group_type: String,
+    /// Partitions with a committed offset.
+    pub partitions: u64,
+    /// The newest commit time of its offsets.
+    pub newest_commit: DateTime<Utc>,
+    /// When the broker removes its first offset.
+    pub expires_at: DateTime<Utc>,
+    /// What `expires_at` counts from: `empty-since`, `commit-time` or `expire-timestamp`.
+    pub basis: String,
+    /// The command that brings its offsets back after they expired.
+    pub restore_hint: String,
+}
+
 /// Every schema, by file name under `docs/schema/`.
 pub fn schemas() -> Vec<(&'static str, Value)> {
     fn one<T: JsonSchema>() -> Value {
@@ -467,6 +505,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ("prune.schema.json", one::<PruneDoc>()),
         ("import.schema.json", one::<ImportDoc>()),
         ("guard.schema.json", one::<GuardDoc>()),
+        ("expiring.schema.json", one::<ExpiringDoc>()),
         ("config-show.schema.json", one::<ConfigShowDoc>()),
         (
             "config-list-contexts.schema.json",

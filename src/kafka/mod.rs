@@ -1,6 +1,7 @@
 //! Kafka access: one client per run, used for cluster identity, group and offset reads, partition
 //! offsets and commits. All librdkafka calls block, so each runs on tokio's blocking pool.
 
+mod admin;
 mod ffi;
 pub mod group;
 pub mod properties;

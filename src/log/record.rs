@@ -278,6 +278,28 @@ fn classic_protocol_type(value: &[u8]) -> Result<String, DecodeError> {
     Ok(v.string("protocol type")?.unwrap_or_default())
 }
 
+/// The `currentStateTimestamp` of a classic group's metadata value (versions 2 and 3): when the
+/// group entered the state it was in when the record was written (for an Empty group, when it
+/// became Empty). Kafka expires an Empty classic group's offsets counting from this instant.
+/// `None` for versions 0 and 1, which do not have it, and for -1.
+pub fn classic_state_timestamp(value: &[u8]) -> Result<Option<i64>, DecodeError> {
+    let mut v = Reader::new(value);
+    let version = v.i16("group metadata version")?;
+    if !(0..=3).contains(&version) {
+        return Err(DecodeError(format!(
+            "group metadata value version {version} (this decoder reads 0 to 3)"
+        )));
+    }
+    v.string("protocol type")?;
+    v.i32("generation")?;
+    v.string("protocol")?;
+    v.string("leader")?;
+    if version < 2 {
+        return Ok(None);
+    }
+    Ok(Some(v.i64("current state timestamp")?).filter(|t| *t >= 0))
+}
+
 /// A JSON value as canonical text: object keys sorted at every level, no spaces; the same
 /// position always has the same text, whichever worker wrote it.
 pub fn canonical_json(value: &serde_json::Value) -> String {

@@ -264,3 +264,21 @@ fn connects_offsets_records_become_source_offsets_with_canonical_json() {
     let e = decode_connect(key, Some(b"{oops")).unwrap_err().to_string();
     assert!(e.contains("not JSON"), "{e}");
 }
+
+#[test]
+fn a_classic_groups_metadata_says_since_when_it_is_in_its_state() {
+    // The simple group's metadata record of the 4.3.1 fixture: version 3, protocol type "",
+    // generation 0, no protocol, no leader, the state's timestamp, no members.
+    let value = hex("0003000000000000ffffffff000001a23cede8e800000000");
+    assert_eq!(
+        classic_state_timestamp(&value).unwrap(),
+        Some(0x0000_01a2_3ced_e8e8)
+    );
+    // Version 1 has no timestamp; -1 is none; a version this decoder does not know fails.
+    let v1 = hex("00010008636f6e73756d657200000001000572616e6765ffff00000000");
+    assert_eq!(classic_state_timestamp(&v1).unwrap(), None);
+    let unset = hex("0002000000000000ffffffffffffffffffffffff00000000");
+    assert_eq!(classic_state_timestamp(&unset).unwrap(), None);
+    assert!(classic_state_timestamp(&hex("0009")).is_err());
+    assert!(classic_state_timestamp(&hex("000300")).is_err());
+}

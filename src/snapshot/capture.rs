@@ -248,7 +248,7 @@ async fn select_groups(
     kafka: &KafkaClient,
     selection: &Selection,
     pattern: Option<&Regex>,
-    connectors: &[ConnectorSnapshot],
+    connector_groups: &[(String, String)],
     warnings: &mut Vec<String>,
 ) -> Result<(BTreeMap<String, Option<String>>, Option<Vec<GroupListing>>)> {
     let mut groups: BTreeMap<String, Option<String>> = BTreeMap::new();
@@ -283,12 +283,38 @@ async fn select_groups(
     for g in &selection.groups {
         groups.entry(g.clone()).or_insert(None);
     }
-    for c in connectors {
-        if let Some(g) = &c.group_id {
-            groups.insert(g.clone(), Some(c.name.clone()));
-        }
+    for (g, connector) in connector_groups {
+        groups.insert(g.clone(), Some(connector.clone()));
     }
     Ok((groups, listed))
+}
+
+/// The ids of the groups a selection names (the sink groups of its connectors included), for
+/// a check that reads no connector offsets (the expiry guard).
+pub async fn selected_groups(
+    kafka: &KafkaClient,
+    connect: &[ConnectClient],
+    selection: &Selection,
+    pattern: Option<&Regex>,
+    warnings: &mut Vec<String>,
+) -> Result<BTreeSet<String>> {
+    if selection.all_connectors || !selection.connectors.is_empty() {
+        check_connect_clusters(kafka, connect).await?;
+    }
+    let sinks: Vec<(String, String)> = find_connectors(selection, connect, warnings)
+        .await?
+        .into_iter()
+        .filter(|f| {
+            f.info
+                .connector_type
+                .as_deref()
+                .or(f.status.connector_type.as_deref())
+                == Some("sink")
+        })
+        .map(|f| (sink_group_id(&f.info.name, &f.info.config), f.info.name))
+        .collect();
+    let (groups, _) = select_groups(kafka, selection, pattern, &sinks, warnings).await?;
+    Ok(groups.into_keys().collect())
 }
 
 fn truncate_to_millis(t: DateTime<Utc>) -> DateTime<Utc> {
@@ -338,14 +364,12 @@ pub async fn capture(
     }
     connectors.sort_by(|a, b| a.name.cmp(&b.name));
 
-    let (wanted, listed) = select_groups(
-        kafka,
-        selection,
-        pattern.as_ref(),
-        &connectors,
-        &mut warnings,
-    )
-    .await?;
+    let sinks: Vec<(String, String)> = connectors
+        .iter()
+        .filter_map(|c| Some((c.group_id.clone()?, c.name.clone())))
+        .collect();
+    let (wanted, listed) =
+        select_groups(kafka, selection, pattern.as_ref(), &sinks, &mut warnings).await?;
     let ids: Vec<String> = wanted.keys().cloned().collect();
     crate::progress::stage("groups: committed offsets read", ids.len() as u64);
     let started = std::time::Instant::now();

@@ -19,14 +19,14 @@ use crate::support::poll::eventually;
 use crate::support::{blocking, env, unique_name};
 
 /// A client of the second cluster's PLAINTEXT listener (a super user there).
-fn other_config() -> ClientConfig {
+pub(crate) fn other_config() -> ClientConfig {
     let mut config = ClientConfig::new();
     config.set("bootstrap.servers", env::other_bootstrap());
     config
 }
 
 /// Creates `topic` on the second cluster and produces `records` records to each partition.
-async fn other_topic(topic: &str, records: &[(i32, usize)]) {
+pub(crate) async fn other_topic(topic: &str, records: &[(i32, usize)]) {
     let admin: AdminClient<DefaultClientContext> = other_config().create().expect("admin client");
     let partitions = records.len() as i32;
     let results = admin
@@ -80,7 +80,7 @@ async fn other_topic(topic: &str, records: &[(i32, usize)]) {
 
 /// Commits `offsets` for `group` on the second cluster without joining it: the group has no
 /// members, and its offsets expire `offsets.retention.minutes` after this commit.
-async fn other_commit(group: &str, topic: &str, offsets: &BTreeMap<i32, i64>) {
+pub(crate) async fn other_commit(group: &str, topic: &str, offsets: &BTreeMap<i32, i64>) {
     let (group, topic, offsets) = (group.to_string(), topic.to_string(), offsets.clone());
     blocking(move || {
         let consumer: BaseConsumer = other_config()
@@ -103,7 +103,7 @@ async fn other_commit(group: &str, topic: &str, offsets: &BTreeMap<i32, i64>) {
 }
 
 /// The real kafka-consumer-groups against the second cluster.
-async fn other_kcg(args: &[&str]) -> ToolOutput {
+pub(crate) async fn other_kcg(args: &[&str]) -> ToolOutput {
     let bootstrap = env::other_bootstrap();
     let mut all = vec!["--bootstrap-server", bootstrap.as_str()];
     all.extend_from_slice(args);
@@ -112,7 +112,7 @@ async fn other_kcg(args: &[&str]) -> ToolOutput {
 
 /// The group's committed offsets on `topic` as kafka-consumer-groups --describe shows them on
 /// the second cluster; `None` when the tool says the group does not exist.
-async fn other_committed(group: &str, topic: &str) -> Option<BTreeMap<i32, i64>> {
+pub(crate) async fn other_committed(group: &str, topic: &str) -> Option<BTreeMap<i32, i64>> {
     let out = other_kcg(&["--describe", "--group", group]).await;
     let text = format!("{}{}", out.stdout, out.stderr);
     if text.contains("does not exist") || text.contains("not found") {
@@ -133,7 +133,7 @@ async fn other_committed(group: &str, topic: &str) -> Option<BTreeMap<i32, i64>>
 
 /// `offset-vault` against the second cluster, as its super user (PLAINTEXT) or with these
 /// client settings (`-X`) on the SASL listener.
-async fn ov_other(store: &str, settings: Option<&[String]>, args: &[&str]) -> Run {
+pub(crate) async fn ov_other(store: &str, settings: Option<&[String]>, args: &[&str]) -> Run {
     let bootstrap = match settings {
         Some(_) => env::other_sasl_bootstrap(),
         None => env::other_bootstrap(),

@@ -6,6 +6,7 @@
 mod archive;
 mod deploy;
 mod environment;
+mod expiry;
 mod group_types;
 mod group_types_env;
 mod log;

@@ -1,0 +1,200 @@
+//! `offset-vault expiring`: the Empty groups whose offsets the broker is about to expire, and a
+//! snapshot of them (the expiry guard, once).
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use clap::Args;
+
+use super::output::{print_json, right, table};
+use super::{parse_duration, Cli, OutputFormat, SelectArgs};
+use crate::error::{exit, Result};
+use crate::expiry::{self, ExpiryOptions, ExpiryReport};
+use crate::kafka::KafkaClient;
+use crate::store::Store;
+
+pub const EXAMPLES: &str = "\
+Every Empty group whose first committed offset the broker removes within the margin
+(offsets.retention.minutes after the group became Empty, or after the offset's commit for
+groups that only commit) is listed and snapshotted, tagged expiry-guard=true. Without a
+selection, every group of the cluster is checked. Exit 0 whether or not groups are found;
+scripts read --output json (groups, snapshot_id). Each group comes with the command that
+brings its offsets back once the broker expired them: restore --group G --latest --execute
+(from this snapshot), or restore --group G --at TIME --execute when the store holds a
+commit-log archive (follow) that covers the group's newest commit.
+
+Examples:
+  # Which idle groups lose their offsets within a day? Snapshot them.
+  offset-vault -b kafka:9092 --store s3://backups/offsets expiring
+
+  # A week ahead, only the billing groups, without a snapshot
+  offset-vault expiring --group-pattern 'billing-.*' --expiry-margin 7d --no-snapshot
+
+  # For a cron job: JSON, with a tag on the snapshot
+  offset-vault expiring --tag env=prod --output json";
+
+#[derive(Debug, Args)]
+pub struct ExpiringArgs {
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// Report (and snapshot) groups whose first offset expires within this time from now.
+    #[arg(help_heading = "Expiry", long, value_name = "DURATION", default_value = "1d", value_parser = parse_duration)]
+    pub expiry_margin: Duration,
+    /// Only report: take no snapshot of the groups found.
+    #[arg(help_heading = "Expiry", long)]
+    pub no_snapshot: bool,
+    /// A label KEY=VALUE on the snapshot, besides expiry-guard=true (repeatable).
+    #[arg(help_heading = "Expiry", long = "tag", value_name = "KEY=VALUE")]
+    pub tags: Vec<String>,
+}
+
+/// The guard's options from the flags, checked before any I/O. No selection means every group.
+fn options(args: &ExpiringArgs, connect_urls: usize) -> Result<ExpiryOptions> {
+    let mut selection = args.select.to_selection();
+    if selection.is_empty() {
+        selection.all_groups = true;
+    }
+    crate::snapshot::capture::validate(&selection, connect_urls)?;
+    let tags = super::parse_tags(&args.tags)?;
+    if tags.contains_key(expiry::TAG) {
+        return Err(crate::Error::usage(format!(
+            "--tag {}: the guard sets this tag itself",
+            expiry::TAG
+        )));
+    }
+    Ok(ExpiryOptions {
+        margin: args.expiry_margin,
+        selection,
+        snapshot: !args.no_snapshot,
+        tags,
+    })
+}
+
+pub async fn cmd_expiring(cli: &Cli, args: &ExpiringArgs) -> Result<i32> {
+    let connect = cli.global.connect_clients()?;
+    let opts = options(args, connect.len())?;
+    let settings = cli.global.kafka_settings()?;
+    let store = Store::open(cli.global.store_url()?, cli.global.timeout)?;
+    let kafka = KafkaClient::connect(settings).await?;
+    let report = expiry::guard(&kafka, &store, &connect, &opts).await?;
+    match cli.global.output {
+        OutputFormat::Json => {
+            let mut doc = serde_json::to_value(&report)
+                .map_err(|e| crate::Error::Internal(format!("the report as JSON: {e}")))?;
+            doc["store"] = store.url().into();
+            print_json(&doc);
+        }
+        OutputFormat::Table => print_table(&report),
+    }
+    Ok(exit::OK)
+}
+
+fn print_table(report: &ExpiryReport) {
+    let retention = humantime::format_duration(report.retention);
+    let margin = humantime::format_duration(report.margin);
+    if report.groups.is_empty() {
+        crate::noteln!(
+            "no Empty group loses offsets within {margin} ({} checked; offsets.retention.minutes = {})",
+            report.checked,
+            report.retention.as_secs() / 60
+        );
+        return;
+    }
+    let mut t = table(&[
+        "GROUP",
+        "STATE",
+        "PARTITIONS",
+        "NEWEST COMMIT (UTC)",
+        "EXPIRES AT (UTC)",
+        "IN",
+    ]);
+    for g in &report.groups {
+        t.add_row(vec![
+            g.group.clone(),
+            g.state.name().to_string(),
+            g.partitions.to_string(),
+            g.newest_commit.format("%Y-%m-%d %H:%M:%S").to_string(),
+            g.expires_at.format("%Y-%m-%d %H:%M:%S").to_string(),
+            until(g.expires_at, report.checked_at),
+        ]);
+    }
+    right(&mut t, &[2, 5]);
+    crate::outln!("{t}");
+    crate::noteln!(
+        "{} of {} Empty group(s) lose offsets within {margin} (retention {retention})",
+        report.groups.len(),
+        report.checked
+    );
+    match &report.snapshot_id {
+        Some(id) => crate::noteln!("snapshot {id} (tag {}=true) holds them", expiry::TAG),
+        None => crate::noteln!("no snapshot taken (--no-snapshot)"),
+    }
+    crate::noteln!("to bring one back after it expired:");
+    for g in &report.groups {
+        crate::noteln!("  {}", g.restore_hint);
+    }
+    if let Some(id) = &report.snapshot_id {
+        crate::outln!("{id}");
+    }
+}
+
+/// "3h 20m", or "passed" when the instant is not after `now`, in whole seconds.
+fn until(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
+    let left = (at - now).num_seconds();
+    if left <= 0 {
+        return "passed".into();
+    }
+    humantime::format_duration(Duration::from_secs(left as u64)).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn the_time_left_is_in_whole_seconds_and_passed_once_due() {
+        let now = Utc.timestamp_opt(1_000_000, 0).unwrap();
+        let cases = [
+            (
+                now + chrono::Duration::seconds(3 * 3600 + 20 * 60),
+                "3h 20m",
+            ),
+            (now + chrono::Duration::milliseconds(59_900), "59s"),
+            (now, "passed"),
+            (now - chrono::Duration::seconds(5), "passed"),
+        ];
+        for (at, want) in cases {
+            assert_eq!(until(at, now), want);
+        }
+    }
+
+    #[test]
+    fn no_selection_means_every_group_and_the_guards_tag_is_its_own() {
+        use clap::Parser;
+        let parse = |args: &[&str]| {
+            let mut all = vec!["offset-vault", "expiring"];
+            all.extend_from_slice(args);
+            match super::super::Cli::try_parse_from(all).unwrap().command {
+                super::super::Command::Expiring(a) => a,
+                _ => unreachable!(),
+            }
+        };
+        let o = options(&parse(&[]), 0).unwrap();
+        assert!(o.selection.all_groups);
+        assert_eq!(o.margin, Duration::from_secs(86_400));
+        assert!(o.snapshot);
+        let o = options(
+            &parse(&["--group", "g", "--expiry-margin", "59s", "--no-snapshot"]),
+            0,
+        )
+        .unwrap();
+        assert!(!o.selection.all_groups);
+        assert_eq!(o.selection.groups, ["g"]);
+        assert_eq!(o.margin, Duration::from_secs(59));
+        assert!(!o.snapshot);
+        assert!(options(&parse(&["--tag", "expiry-guard=x"]), 0).is_err());
+        assert!(options(&parse(&["--connector", "c"]), 0).is_err());
+        assert!(options(&parse(&["--group-pattern", "("]), 0).is_err());
+    }
+}
