@@ -60,7 +60,7 @@ pub struct FollowArgs {
     pub max_buffered: usize,
     /// The memory the held records may take (an estimate) before the largest buffer is sealed
     /// early; whichever of the two bounds is reached first applies.
-    #[arg(long, default_value = "16MiB", value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, default_value = "4MiB", value_name = "SIZE", value_parser = parse_size)]
     pub max_buffered_bytes: u64,
     /// Archive only this group (repeatable). Default: every group but the follower's own.
     #[arg(help_heading = "Selection", long = "group", value_name = "GROUP")]

@@ -196,11 +196,13 @@ pub struct Tail {
     timeout: Duration,
 }
 
-/// The tail's prefetch bounds, unless given with -X: the consumer's queue (KiB) and one
-/// fetch's response (bytes). A fetch of 4 MiB still holds tens of thousands of commits.
+/// The tail's prefetch bounds, unless given with -X: the consumer's queue (KiB of record
+/// payload; librdkafka's own overhead per record comes on top, several times the payload of a
+/// small commit record) and one fetch's response (bytes). Measured with `scripts/bench log`:
+/// with the defaults (64 MiB, 50 MiB) the queue was most of the follower's memory.
 const TAIL_PREFETCH: &[(&str, &str)] = &[
-    ("queued.max.messages.kbytes", "8192"),
-    ("fetch.max.bytes", "4194304"),
+    ("queued.max.messages.kbytes", "4096"),
+    ("fetch.max.bytes", "2097152"),
 ];
 
 impl KafkaClient {
@@ -220,9 +222,7 @@ impl KafkaClient {
             changes: Default::default(),
         };
         let mut config = client_config(&self.settings);
-        // librdkafka prefetches up to 64 MiB by default (and fetches up to 50 MiB at once),
-        // which would be most of the follower's memory; a few MiB keep the reads as fast on
-        // the small records of these topics. Properties given with -X win.
+        // A bounded prefetch (see TAIL_PREFETCH); properties given with -X win.
         for (key, value) in TAIL_PREFETCH {
             if self.settings.properties.get(key).is_none() {
                 config.set(*key, *value);
