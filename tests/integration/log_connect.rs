@@ -43,21 +43,48 @@ async fn follow(store: &str, follower: &str, connect_topic: Option<&str>) -> Val
     ov(store, &args).await.ok().json()
 }
 
+/// A FileStreamSource connector reading three lines of a file into a new topic, at its
+/// position 9.
+struct Source {
+    _dir: tempfile::TempDir,
+    input: std::path::PathBuf,
+    topic: String,
+    name: String,
+    cleanup: ConnectorCleanup,
+}
+
+async fn source(prefix: &str) -> Source {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.txt");
+    std::fs::write(&input, "a1\na2\na3\n").unwrap();
+    let topic = unique_name(prefix);
+    kafka::create_topic(&topic, 1).await;
+    let name = unique_name(&format!("{prefix}-src"));
+    let cleanup = ConnectorCleanup::new(&name);
+    connect::create_connector(&name, connect::file_source(&input, &topic)).await;
+    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
+    wait_position(&name, 9).await;
+    Source {
+        _dir: dir,
+        input,
+        topic,
+        name,
+        cleanup,
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn restore_at_puts_a_source_connector_back_to_its_position_at_the_instant() {
     if !(env::require_kafka() && env::require_connect()) {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.txt");
-    std::fs::write(&input, "a1\na2\na3\n").unwrap();
-    let topic = unique_name("log-connect");
-    kafka::create_topic(&topic, 1).await;
-    let name = unique_name("log-connect-src");
-    let cleanup = ConnectorCleanup::new(&name);
-    connect::create_connector(&name, connect::file_source(&input, &topic)).await;
-    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
-    wait_position(&name, 9).await;
+    let Source {
+        _dir,
+        input,
+        topic,
+        name,
+        cleanup,
+    } = source("log-connect").await;
 
     let (_dir, store) = local_store();
     let follower = unique_name("log-connect-follower");
@@ -216,16 +243,13 @@ async fn keep_log_prunes_the_archive_of_connects_offsets_topic_and_restore_at_in
     if !(env::require_kafka() && env::require_connect()) {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.txt");
-    std::fs::write(&input, "a1\na2\na3\n").unwrap();
-    let topic = unique_name("log-connect-prune");
-    kafka::create_topic(&topic, 1).await;
-    let name = unique_name("log-connect-prune-src");
-    let cleanup = ConnectorCleanup::new(&name);
-    connect::create_connector(&name, connect::file_source(&input, &topic)).await;
-    connect::wait_connector_running(&name, Duration::from_secs(60)).await;
-    wait_position(&name, 9).await;
+    let Source {
+        _dir,
+        input,
+        name,
+        cleanup,
+        ..
+    } = source("log-connect-prune").await;
 
     let (_dir, store) = local_store();
     let follower = unique_name("log-connect-prune-follower");
