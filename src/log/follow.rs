@@ -620,8 +620,9 @@ impl Follower<'_> {
                 self.out.unknown += m.meta.unknown;
                 self.out.segments.push(m.file);
                 b.reset(next);
-                // A running follower does not wait for it: the broker may be away.
-                if let Err(e) = self.tail.commit(&[(p, next)], self.opts.once) {
+                // Not waited for: the broker may be away, and a catching-up run seals thousands
+                // of segments. A run with --once commits every position again, waiting, at its end.
+                if let Err(e) = self.tail.commit(&[(p, next)], false) {
                     // The archive already holds the segment; the next run starts after it.
                     tracing::warn!("committing the follower's position {}[{p}]@{next}: {e} (the segment is archived; only the group's record of progress lags)", self.topic);
                 }
@@ -785,6 +786,14 @@ impl Follower<'_> {
         let held: Vec<i32> = self.buffers.keys().copied().collect();
         for p in held {
             self.seal(p)?;
+        }
+        if self.opts.once {
+            // Every partition's archive now ends at its buffer's start: the group's position.
+            let positions: Vec<(i32, i64)> =
+                self.buffers.iter().map(|(p, b)| (*p, b.start)).collect();
+            if let Err(e) = self.tail.commit(&positions, true) {
+                tracing::warn!("committing the follower's positions of {}: {e} (the segments are archived; only the group's record of progress lags)", self.topic);
+            }
         }
         self.heads(true)
     }
