@@ -123,6 +123,10 @@ pub fn parse_as<A: Args + FromArgMatches>(
                 }
             }
             _ if !takes_value => return Err(bad("true or false")),
+            toml::Value::Boolean(b) => {
+                argv.push(format!("--{flag}"));
+                argv.push(b.to_string());
+            }
             toml::Value::String(_) | toml::Value::Integer(_) | toml::Value::Float(_) => {
                 argv.push(format!("--{flag}"));
                 argv.push(scalar(value).ok_or_else(|| bad("a string or a number"))?);
