@@ -17,6 +17,7 @@ mod log_other_cluster;
 mod log_retention;
 mod reset;
 mod restore;
+mod serve;
 mod snapshot;
 mod support;
 mod trust;
