@@ -125,6 +125,12 @@ impl Shared {
         Ok(k)
     }
 
+    /// Drops the Kafka client after a failure, so that the next run connects anew (a restarted
+    /// broker is then met with fresh connections).
+    pub async fn forget_kafka(&self) {
+        self.kafka.lock().await.take();
+    }
+
     /// The store of a job.
     pub fn store(&self, url: Option<&str>) -> Result<Store> {
         Store::open(url.unwrap_or(&self.store_url), self.timeout)
@@ -269,6 +275,9 @@ pub async fn run_slot(
             }
             Err(e) => {
                 let store = store_failure(&e);
+                if !store {
+                    shared.forget_kafka().await;
+                }
                 let stopped = *stop.borrow();
                 match waits.get(attempt) {
                     Some(wait) if !stopped => {

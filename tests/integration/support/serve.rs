@@ -25,7 +25,7 @@ pub fn start(store: &str, args: &[&str], env: &[(&str, &str)]) -> Follower {
     let mut all = vec!["serve"];
     all.extend_from_slice(args);
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_offset-vault"));
-    cmd.args(with_services(store, "10s", &all))
+    cmd.args(with_services(store, "5s", &all))
         .env_remove("OFFSET_VAULT_BOOTSTRAP_SERVER")
         .env_remove("OFFSET_VAULT_CONNECT_URL")
         .env_remove("OFFSET_VAULT_STORE")
