@@ -132,6 +132,7 @@ impl FollowerArgs {
             groups,
             group_pattern,
             connect_topic: self.connect_offsets_topic.clone(),
+            progress: None,
         })
     }
 }

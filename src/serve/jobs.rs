@@ -3,6 +3,7 @@
 //! A new kind is a variant of [`Work`] and an arm of [`Work::run`]; the scheduler, leases,
 //! retries and metrics are the same for every kind.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -317,9 +318,16 @@ pub struct FollowJob {
 
 /// The follower as a long-running task: restarted with a growing pause (1 s to 1 min) when it
 /// fails, until `stop` is set; then what it holds is sealed.
-pub async fn run_follower(spec: FollowJob, shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
+pub async fn run_follower(
+    mut spec: FollowJob,
+    shared: Arc<Shared>,
+    mut stop: watch::Receiver<bool>,
+) {
     const JOB: &str = "follow";
     let mut pause = Duration::from_secs(1);
+    let progress = Arc::new(crate::log::progress::FollowProgress::default());
+    spec.opts.progress = Some(progress.clone());
+    let mut applied = BTreeMap::new();
     loop {
         let stopped = *stop.borrow();
         if stopped {
@@ -339,9 +347,16 @@ pub async fn run_follower(spec: FollowJob, shared: Arc<Shared>, mut stop: watch:
             );
             tokio::pin!(run);
             let mut stop = stop.clone();
-            let ended = tokio::select! {
-                done = &mut run => Some(done),
-                _ = stop.wait_for(|s| *s) => None,
+            let mut tick = tokio::time::interval(Duration::from_secs(5));
+            let ended = loop {
+                tokio::select! {
+                    done = &mut run => break Some(done),
+                    _ = stop.wait_for(|s| *s) => break None,
+                    _ = tick.tick() => {
+                        apply_progress(&shared.metrics, &progress, &mut applied);
+                        shared.write_textfile();
+                    }
+                }
             };
             match ended {
                 Some(done) => done,
@@ -352,23 +367,10 @@ pub async fn run_follower(spec: FollowJob, shared: Arc<Shared>, mut stop: watch:
             }
         }
         .await;
-        let topic = metrics::topic(crate::log::follow::OFFSETS_TOPIC);
         let m = &shared.metrics;
+        apply_progress(m, &progress, &mut applied);
         match result {
             Ok(done) => {
-                m.follower_segments
-                    .get_or_create(&topic)
-                    .inc_by(done.segments.len() as u64);
-                m.follower_rewinds
-                    .get_or_create(&topic)
-                    .inc_by(done.rewinds);
-                if let (Some(c), Some(t)) = (&done.connect, &spec.opts.connect_topic) {
-                    let t = metrics::topic(t);
-                    m.follower_segments
-                        .get_or_create(&t)
-                        .inc_by(c.segments.len() as u64);
-                    m.follower_rewinds.get_or_create(&t).inc_by(c.rewinds);
-                }
                 tracing::info!(
                     "follower stopped: {} segment(s), {} record(s) archived",
                     done.segments.len(),
@@ -402,6 +404,32 @@ pub async fn run_follower(spec: FollowJob, shared: Arc<Shared>, mut stop: watch:
             _ = stop.wait_for(|s| *s) => {}
         }
         pause = (pause * 2).min(Duration::from_secs(60));
+    }
+}
+
+/// Brings the follower's metrics up to its progress: the counters by what they gained since
+/// `applied`, the lag gauges to the last report.
+fn apply_progress(
+    m: &Metrics,
+    progress: &crate::log::progress::FollowProgress,
+    applied: &mut BTreeMap<String, (u64, u64)>,
+) {
+    for (topic, lane) in progress.now() {
+        let label = metrics::topic(&topic);
+        let (segments, rewinds) = applied.get(&topic).copied().unwrap_or_default();
+        m.follower_segments
+            .get_or_create(&label)
+            .inc_by(lane.segments.saturating_sub(segments));
+        m.follower_rewinds
+            .get_or_create(&label)
+            .inc_by(lane.rewinds.saturating_sub(rewinds));
+        m.follower_lag_records
+            .get_or_create(&label)
+            .set(lane.lag_records);
+        m.follower_lag_seconds
+            .get_or_create(&label)
+            .set(lane.lag_seconds);
+        applied.insert(topic, (lane.segments, lane.rewinds));
     }
 }
 

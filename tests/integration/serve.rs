@@ -339,13 +339,16 @@ async fn sigterm_during_a_snapshot_leaves_no_half_listed_snapshot() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sigterm_during_follow_seals_with_no_gap() {
-    if !env::require_kafka() {
+    if !env::require_kafka() || !env::require_python() {
         return;
     }
     let topic = topic_with("serve-follow", 20).await;
     let group = unique_name("serve-follow-g");
-    let (_dir, store) = local_store();
+    let (dir, store) = local_store();
     let follower = unique_name("serve-follow-f");
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let textfile = dir.path().join("follow.prom");
     let s = serve::start(
         &store,
         &[
@@ -355,20 +358,52 @@ async fn sigterm_during_follow_seals_with_no_gap() {
             "--segment-interval",
             "1h",
             "--listen",
-            "none",
+            &listen,
+            "--metrics-textfile",
+            textfile.to_str().unwrap(),
         ],
         &[],
     );
     commit(&group, &topic, 2).await;
     commit(&group, &topic, 3).await;
-    // With hour-long segments nothing is sealed before the stop: SIGTERM seals what is held.
-    tokio::time::sleep(Duration::from_secs(6)).await;
+    // With hour-long segments nothing is sealed before the stop: what was read is held, and the
+    // metrics say how far behind the archive is.
+    let offsets = [("topic", "__consumer_offsets")];
+    eventually(
+        "the follower's lag in /metrics",
+        Duration::from_secs(30),
+        || async {
+            serve::get(port, "/metrics").await?;
+            let (samples, _) = scrape(port).await;
+            let records = value(&samples, "offset_vault_follower_lag_records", &offsets)?;
+            let seconds = value(&samples, "offset_vault_follower_lag_seconds", &offsets)?;
+            (records > 0.0 && seconds > 0.0).then_some(())
+        },
+    )
+    .await;
     serve::stop(s).await;
     verified(&store).await;
     assert_contiguous(&store);
     let (changes, _) = crate::support::follower::history(&store, &group).await;
     let offsets: Vec<Option<i64>> = changes.iter().map(|c| c.2).collect();
     assert_eq!(offsets, [Some(2), Some(5)], "{changes:?}");
+    // SIGTERM sealed the held records: the last textfile counts those segments.
+    let text = std::fs::read_to_string(&textfile).expect("the textfile");
+    let sealed: f64 = text
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix(
+                "offset_vault_follower_segments_written_total{topic=\"__consumer_offsets\"} ",
+            )
+        })
+        .unwrap_or_else(|| panic!("no segments counted:\n{text}"))
+        .parse()
+        .unwrap();
+    assert!(sealed >= 1.0, "{text}");
+    assert!(
+        text.contains("offset_vault_job_runs_total{job=\"follow\",outcome=\"success\"} 1"),
+        "{text}"
+    );
 }
 
 /// Whether the S3 test server refuses the second of two create-only writes of one key that
