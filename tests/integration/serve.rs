@@ -528,3 +528,83 @@ async fn two_instances_on_s3_take_each_slot_once() {
         b.stderr
     );
 }
+
+/// Jobs from the configuration file beside the flags' prune job; SIGHUP applies a changed file
+/// and keeps the jobs when the file is bad.
+#[tokio::test(flavor = "multi_thread")]
+async fn file_jobs_run_and_sighup_reloads_them() {
+    if !env::require_kafka() {
+        return;
+    }
+    let group = group_with_offsets("serve-reload").await;
+    let (dir, store) = local_store();
+    let config = dir.path().join("config.toml");
+    let textfile = dir.path().join("serve.prom");
+    let write = |text: &str| std::fs::write(&config, text).expect("write the config");
+    write(&format!(
+        "[serve.jobs.snap]\nkind = \"snapshot\"\nevery = \"2s\"\ngroups = [\"{group}\"]\ntags = {{ by = \"serve\" }}\n\
+         [serve.jobs.check]\nkind = \"verify\"\ncron = \"*/3 * * * * *\"\n"
+    ));
+    let mut s = serve::start(
+        &store,
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--prune-every",
+            "3s",
+            "--keep-last",
+            "2",
+            "--listen",
+            "none",
+            "--metrics-textfile",
+            textfile.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let ran = |job: &str| {
+        let text = std::fs::read_to_string(&textfile).unwrap_or_default();
+        text.contains(&format!(
+            "offset_vault_job_runs_total{{job=\"{job}\",outcome=\"success\"}}"
+        ))
+    };
+    eventually(
+        "snap, check and prune to succeed",
+        Duration::from_secs(20),
+        || async { (ran("snap") && ran("check") && ran("prune")).then_some(()) },
+    )
+    .await;
+    write(&format!(
+        "[serve.jobs.snap]\nkind = \"snapshot\"\nevery = \"3s\"\ngroups = [\"{group}\"]\n\
+         [serve.jobs.more]\nkind = \"verify\"\nevery = \"5s\"\n"
+    ));
+    // SAFETY: kill(2) on the pid of a child not yet reaped.
+    let hup = || unsafe { libc::kill(s.child.id() as libc::pid_t, libc::SIGHUP) };
+    assert_eq!(hup(), 0);
+    s.wait_for("the reload", Duration::from_secs(10), |log| {
+        log.contains("reload: added more, changed snap, removed check")
+            .then_some(())
+    })
+    .await;
+    write("[serve.jobs.x]\nkind = \"nope\"\nevery = \"1s\"\n");
+    let hup = || unsafe { libc::kill(s.child.id() as libc::pid_t, libc::SIGHUP) };
+    assert_eq!(hup(), 0);
+    s.wait_for("the refused reload", Duration::from_secs(10), |log| {
+        log.contains("reload failed, the jobs stay as they were: [serve.jobs.x]: kind = \"nope\"")
+            .then_some(())
+    })
+    .await;
+    eventually(
+        "the reloaded job to run",
+        Duration::from_secs(15),
+        || async { ran("more").then_some(()) },
+    )
+    .await;
+    let out = serve::stop(s).await;
+    let complete: Vec<_> = listed(&store).await.into_iter().filter(|l| l.2).collect();
+    assert!(
+        (1..=4).contains(&complete.len()),
+        "prune --keep-last 2 every 3 s bounds the snapshots: {complete:?}\n{}",
+        out.stderr
+    );
+    ov(&store, &["verify", "--all"]).await.ok();
+}
