@@ -608,3 +608,126 @@ async fn file_jobs_run_and_sighup_reloads_them() {
     );
     ov(&store, &["verify", "--all"]).await.ok();
 }
+
+/// `snapshot`, `prune` and `follow --once` with `--metrics-textfile`: the file parses with
+/// Prometheus's own parser and holds the run, its outcome and the command's figures.
+#[tokio::test(flavor = "multi_thread")]
+async fn one_shot_commands_write_a_textfile() {
+    use crate::support::serve::parse_textfile;
+    if !env::require_kafka() || !env::require_python() {
+        return;
+    }
+    let group = group_with_offsets("serve-oneshot").await;
+    let (dir, store) = local_store();
+    let file = dir.path().join("offset_vault.prom");
+    let path = file.to_str().unwrap();
+    let before = Utc::now().timestamp() as f64;
+    ov(
+        &store,
+        &["snapshot", "--group", &group, "--metrics-textfile", path],
+    )
+    .await
+    .ok();
+    let s = parse_textfile(&file).await;
+    let job = [("job", "snapshot")];
+    let t = value(&s, "offset_vault_job_last_success_timestamp_seconds", &job).unwrap();
+    assert!(t >= before, "{t} {before}");
+    assert_eq!(
+        value(
+            &s,
+            "offset_vault_job_runs_total",
+            &[("job", "snapshot"), ("outcome", "success")]
+        ),
+        Some(1.0)
+    );
+    assert_eq!(value(&s, "offset_vault_snapshot_groups", &job), Some(1.0));
+    assert_eq!(value(&s, "offset_vault_snapshot_rows", &job), Some(1.0));
+    assert_eq!(
+        value(&s, "offset_vault_job_duration_seconds_count", &job),
+        Some(1.0)
+    );
+
+    // A failed snapshot (a group that does not exist) is recorded as a failure.
+    let missing = unique_name("serve-oneshot-missing");
+    ov(
+        &store,
+        &["snapshot", "--group", &missing, "--metrics-textfile", path],
+    )
+    .await
+    .expect_code(4);
+    let s = parse_textfile(&file).await;
+    assert!(value(&s, "offset_vault_job_last_failure_timestamp_seconds", &job).is_some());
+    assert_eq!(
+        value(&s, "offset_vault_job_last_success_timestamp_seconds", &job),
+        None
+    );
+    assert_eq!(
+        value(&s, "offset_vault_job_failures_total", &job),
+        Some(1.0)
+    );
+
+    ov(
+        &store,
+        &[
+            "prune",
+            "--keep-last",
+            "5",
+            "--execute",
+            "--metrics-textfile",
+            path,
+        ],
+    )
+    .await
+    .ok();
+    let s = parse_textfile(&file).await;
+    assert_eq!(
+        value(
+            &s,
+            "offset_vault_job_runs_total",
+            &[("job", "prune"), ("outcome", "success")]
+        ),
+        Some(1.0)
+    );
+
+    let follower = unique_name("serve-oneshot-f");
+    ov(
+        &store,
+        &[
+            "follow",
+            "--once",
+            "--group-id",
+            &follower,
+            "--metrics-textfile",
+            path,
+        ],
+    )
+    .await
+    .ok();
+    let s = parse_textfile(&file).await;
+    assert_eq!(
+        value(
+            &s,
+            "offset_vault_job_runs_total",
+            &[("job", "follow"), ("outcome", "success")]
+        ),
+        Some(1.0)
+    );
+    let sealed = value(
+        &s,
+        "offset_vault_follower_segments_written_total",
+        &[("topic", "__consumer_offsets")],
+    )
+    .unwrap();
+    assert!(sealed >= 1.0, "a first run archives the log: {sealed}");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp."))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+    // --metrics-textfile on follow needs --once.
+    ov(&store, &["follow", "--metrics-textfile", path])
+        .await
+        .expect_code(2);
+}

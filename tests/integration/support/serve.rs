@@ -63,6 +63,53 @@ pub struct Sample {
     pub value: f64,
 }
 
+/// A node_exporter textfile, parsed by Prometheus's own Python client.
+pub async fn parse_textfile(path: &std::path::Path) -> Vec<Sample> {
+    const SCRIPT: &str = r#"
+import json, sys
+from prometheus_client.parser import text_string_to_metric_families
+text = open(sys.argv[1]).read()
+out = []
+for family in text_string_to_metric_families(text):
+    for s in family.samples:
+        out.append({"name": s.name, "labels": s.labels, "value": s.value})
+print(json.dumps(out))
+"#;
+    let path = path.to_path_buf();
+    let out = super::blocking(move || {
+        Command::new(env::python())
+            .args(["-c", SCRIPT])
+            .arg(&path)
+            .output()
+            .expect("run python")
+    })
+    .await;
+    assert!(
+        out.status.success(),
+        "the Prometheus parser failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON from the parser");
+    samples_of(&doc)
+}
+
+fn samples_of(doc: &Value) -> Vec<Sample> {
+    doc.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| Sample {
+            name: s["name"].as_str().unwrap().to_string(),
+            labels: s["labels"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+                .collect(),
+            value: s["value"].as_f64().unwrap(),
+        })
+        .collect()
+}
+
 /// GET `/metrics` of `port`, parsed by `prometheus_client.parser.text_string_to_metric_families`
 /// (Prometheus's own Python client); also returns the Content-Type.
 pub async fn scrape(port: u16) -> (Vec<Sample>, String) {
@@ -92,21 +139,7 @@ print(json.dumps({"content_type": ctype, "samples": out}))
         String::from_utf8_lossy(&out.stderr)
     );
     let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON from the parser");
-    let samples = doc["samples"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| Sample {
-            name: s["name"].as_str().unwrap().to_string(),
-            labels: s["labels"]
-                .as_object()
-                .unwrap()
-                .iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
-                .collect(),
-            value: s["value"].as_f64().unwrap(),
-        })
-        .collect();
+    let samples = samples_of(&doc["samples"]);
     (
         samples,
         doc["content_type"].as_str().unwrap_or_default().to_string(),
