@@ -75,7 +75,7 @@ pub struct ServeArgs {
     /// leases (7 days) go too.
     #[arg(help_heading = "Jobs", long, value_name = "DURATION", value_parser = parse_duration)]
     pub prune_every: Option<Duration>,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Prune job")]
     pub policy: PolicyArgs,
     /// Job "verify": re-hash the snapshots created within --verify-within every DURATION.
     #[arg(help_heading = "Jobs", long, value_name = "DURATION", value_parser = parse_duration)]
@@ -90,7 +90,7 @@ pub struct ServeArgs {
     /// No follower, even when the store holds a commit-log archive.
     #[arg(help_heading = "Jobs", long, conflicts_with = "follow")]
     pub no_follow: bool,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Follower")]
     pub follower: FollowerArgs,
 }
 
