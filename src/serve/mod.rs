@@ -233,7 +233,7 @@ pub async fn run(plan: Plan, shared: Arc<Shared>, reload: Option<Reloader>) -> R
     }
     let mut follower = plan.follow.clone().map(|f| start_follower(f, &shared));
     shared.write_textfile();
-    let mut listen = plan.listen;
+    let listen = plan.listen;
     let why = loop {
         health.beat();
         tokio::select! {
@@ -246,7 +246,6 @@ pub async fn run(plan: Plan, shared: Arc<Shared>, reload: Option<Reloader>) -> R
                         if new.listen != listen {
                             tracing::warn!("reload: a new listen address takes a restart; still on {listen:?}");
                         }
-                        listen = listen.or(new.listen);
                         apply(&mut running, &mut follower, new, &shared).await;
                     }
                     Err(e) => tracing::error!("reload failed, the jobs stay as they were: {e}"),
