@@ -18,6 +18,7 @@ mod log_retention;
 mod reset;
 mod restore;
 mod serve;
+mod serve_s3;
 mod snapshot;
 mod support;
 mod trust;
