@@ -31,6 +31,7 @@ pub mod log;
 pub mod progress;
 pub mod restore;
 pub mod retention;
+pub mod serve;
 pub mod snapshot;
 pub mod store;
 pub mod timeutil;

@@ -59,6 +59,20 @@ pub struct DiffArgs {
 /// Arguments of `prune`.
 #[derive(Debug, Args)]
 pub struct PruneArgs {
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// Delete. Without it, the plan is printed and nothing changes.
+    #[arg(long)]
+    pub execute: bool,
+    /// Also write the run's metrics in Prometheus text format to PATH, atomically, for
+    /// node_exporter's textfile collector (job="prune").
+    #[arg(long, value_name = "PATH")]
+    pub metrics_textfile: Option<PathBuf>,
+}
+
+/// The retention policy of `prune` (and of `serve --prune-every`).
+#[derive(Debug, Args, Clone)]
+pub struct PolicyArgs {
     /// Keep the N newest snapshots.
     #[arg(long, value_name = "N")]
     pub keep_last: Option<String>,
@@ -128,9 +142,6 @@ pub struct PruneArgs {
     /// sooner (or that has none).
     #[arg(long, value_name = "DURATION", default_value = "15m", value_parser = parse_duration, requires = "keep_log")]
     pub keep_log_margin: Duration,
-    /// Delete. Without it, the plan is printed and nothing changes.
-    #[arg(long)]
-    pub execute: bool,
 }
 
 /// Arguments of `export`.

@@ -7,8 +7,9 @@ use super::output::{self, print_json};
 use super::{Cli, Command, ListArgs, OutputFormat, ShowArgs, SnapshotArgs, VerifyArgs};
 use crate::error::{exit, Result};
 use crate::kafka::KafkaClient;
+use crate::serve::metrics::{self, one_shot_textfile, Outcome};
+use crate::snapshot;
 use crate::snapshot::repo::{self, DayRange};
-use crate::snapshot::{self, capture::validate, CaptureOptions};
 use crate::store::Store;
 use crate::timeutil::parse_time;
 
@@ -29,6 +30,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Export(args) => super::archive::cmd_export(&cli, args).await,
         Command::Import(args) => super::archive::cmd_import(&cli, args).await,
         Command::Guard(args) => super::guard::cmd_guard(&cli, args).await,
+        Command::Serve(args) => super::serve::cmd_serve(&cli, args).await,
         Command::Config(command) => super::config::run(&cli, command),
         Command::Completions(args) => super::completions::cmd_completions(args),
         Command::Man(args) => super::completions::cmd_man(args),
@@ -41,13 +43,35 @@ pub(super) fn open_store(cli: &Cli) -> Result<Store> {
 }
 
 async fn cmd_snapshot(cli: &Cli, args: &SnapshotArgs) -> Result<i32> {
+    let started = std::time::Instant::now();
+    let mut taken = None;
+    let result = snapshot(cli, args, &mut taken).await;
+    let outcome = match &result {
+        Ok(_) => Outcome::Success,
+        Err(e) => Outcome::Failure {
+            store: matches!(e, crate::error::Error::Store { .. }),
+        },
+    };
+    one_shot_textfile(
+        args.metrics_textfile.as_deref(),
+        "snapshot",
+        outcome,
+        started.elapsed(),
+        |m| {
+            if let Some((groups, rows)) = taken {
+                let l = metrics::job("snapshot");
+                m.snapshot_groups.get_or_create(&l).set(groups);
+                m.snapshot_rows.get_or_create(&l).set(rows);
+            }
+        },
+    )?;
+    result
+}
+
+async fn snapshot(cli: &Cli, args: &SnapshotArgs, taken: &mut Option<(i64, i64)>) -> Result<i32> {
     // Everything that can be checked without I/O is checked first.
-    let mut selection = args.select.to_selection();
-    selection.allow_missing = args.allow_missing;
-    selection.with_timestamps = args.with_timestamps;
     let connect = cli.global.connect_clients()?;
-    validate(&selection, connect.len())?;
-    let tags = super::parse_tags(&args.tags)?;
+    let opts = args.capture_options(connect.len())?;
     let settings = cli.global.kafka_settings()?;
     let store = Store::open(cli.global.store_url()?, cli.global.timeout)?;
     if args.include_secrets {
@@ -57,16 +81,11 @@ async fn cmd_snapshot(cli: &Cli, args: &SnapshotArgs) -> Result<i32> {
     }
 
     let kafka = KafkaClient::connect(settings).await?;
-    let opts = CaptureOptions {
-        selection,
-        tags,
-        format: args.format,
-        include_secrets: args.include_secrets,
-        allow_partial: args.allow_partial,
-        allow_empty: args.allow_empty,
-        ..Default::default()
-    };
     let (manifest, warnings) = snapshot::take(&store, &kafka, &connect, &opts).await?;
+    *taken = Some((
+        manifest.summary.groups as i64,
+        manifest.summary.partitions as i64,
+    ));
     match cli.global.output {
         OutputFormat::Json => print_json(&json!({
             "id": manifest.meta.id,

@@ -11,7 +11,8 @@ use super::output::print_json;
 use super::{parse_duration, parse_size, Cli, OutputFormat};
 use crate::error::{Error, Result};
 use crate::kafka::KafkaClient;
-use crate::log::follow::{follow, FollowOptions};
+use crate::log::follow::{follow, FollowOptions, Followed};
+use crate::serve::metrics::{self, one_shot_textfile, Outcome};
 use crate::store::Store;
 
 pub(super) const EXAMPLES: &str = "\
@@ -49,6 +50,23 @@ pub struct FollowArgs {
     /// Archive up to the end of the log as it is now, seal and exit.
     #[arg(long)]
     pub once: bool,
+    #[command(flatten)]
+    pub follower: FollowerArgs,
+    /// Archive only this group (repeatable). Default: every group but the follower's own.
+    #[arg(help_heading = "Selection", long = "group", value_name = "GROUP")]
+    pub groups: Vec<String>,
+    /// Archive only groups whose whole id matches this regular expression.
+    #[arg(help_heading = "Selection", long, value_name = "REGEX")]
+    pub group_pattern: Option<String>,
+    /// With --once: also write the run's metrics in Prometheus text format to PATH, atomically,
+    /// for node_exporter's textfile collector (job="follow").
+    #[arg(long, value_name = "PATH", requires = "once")]
+    pub metrics_textfile: Option<std::path::PathBuf>,
+}
+
+/// How the follower runs (`follow`, and `serve`'s follower).
+#[derive(Debug, Args, Clone)]
+pub struct FollowerArgs {
     /// The follower's consumer group: followers with the same one split the partitions.
     #[arg(long, default_value = "offset-vault-follower", value_name = "GROUP")]
     pub group_id: String,
@@ -62,12 +80,6 @@ pub struct FollowArgs {
     /// early; whichever of the two bounds is reached first applies.
     #[arg(long, default_value = "4MiB", value_name = "SIZE", value_parser = parse_size)]
     pub max_buffered_bytes: u64,
-    /// Archive only this group (repeatable). Default: every group but the follower's own.
-    #[arg(help_heading = "Selection", long = "group", value_name = "GROUP")]
-    pub groups: Vec<String>,
-    /// Archive only groups whose whole id matches this regular expression.
-    #[arg(help_heading = "Selection", long, value_name = "REGEX")]
-    pub group_pattern: Option<String>,
     /// Also archive Kafka Connect's offsets topic (the workers' `offset.storage.topic`).
     #[arg(long, value_name = "TOPIC", env = "OFFSET_VAULT_CONNECT_OFFSETS_TOPIC")]
     pub connect_offsets_topic: Option<String>,
@@ -100,33 +112,83 @@ fn stop_on_signal(stop: Arc<AtomicBool>) {
     });
 }
 
+impl FollowerArgs {
+    /// The follower's options, checked (no I/O).
+    pub fn options(
+        &self,
+        once: bool,
+        groups: Vec<String>,
+        group_pattern: Option<String>,
+    ) -> Result<FollowOptions> {
+        if self.max_buffered == 0 {
+            return Err(Error::usage("--max-buffered must be at least 1"));
+        }
+        if self.max_buffered_bytes < 64 * 1024 {
+            return Err(Error::usage(
+                "--max-buffered-bytes must be at least 64KiB (e.g. 4MiB)",
+            ));
+        }
+        if self.segment_interval.is_zero() {
+            return Err(Error::usage(
+                "--segment-interval must be more than 0 (e.g. 10s, 1m)",
+            ));
+        }
+        Ok(FollowOptions {
+            group: self.group_id.clone(),
+            once,
+            interval: self.segment_interval,
+            max_buffered: self.max_buffered,
+            max_buffered_bytes: usize::try_from(self.max_buffered_bytes).unwrap_or(usize::MAX),
+            groups,
+            group_pattern,
+            connect_topic: self.connect_offsets_topic.clone(),
+            progress: None,
+        })
+    }
+}
+
 pub async fn cmd_follow(cli: &Cli, args: &FollowArgs) -> Result<i32> {
-    if args.max_buffered == 0 {
-        return Err(Error::usage("--max-buffered must be at least 1"));
-    }
-    if args.max_buffered_bytes < 64 * 1024 {
-        return Err(Error::usage(
-            "--max-buffered-bytes must be at least 64KiB (e.g. 16MiB)",
-        ));
-    }
-    if args.segment_interval.is_zero() {
-        return Err(Error::usage(
-            "--segment-interval must be more than 0 (e.g. 10s, 1m)",
-        ));
-    }
+    let started = std::time::Instant::now();
+    let mut followed = None;
+    let result = run(cli, args, &mut followed).await;
+    let outcome = match &result {
+        Ok(_) => Outcome::Success,
+        Err(e) => Outcome::Failure {
+            store: matches!(e, Error::Store { .. }),
+        },
+    };
+    let topic = args.follower.connect_offsets_topic.clone();
+    one_shot_textfile(
+        args.metrics_textfile.as_deref(),
+        "follow",
+        outcome,
+        started.elapsed(),
+        |m| {
+            let Some(done) = &followed else { return };
+            let t = metrics::topic(crate::log::follow::OFFSETS_TOPIC);
+            m.follower_segments
+                .get_or_create(&t)
+                .inc_by(done.segments.len() as u64);
+            m.follower_rewinds.get_or_create(&t).inc_by(done.rewinds);
+            if let (Some(c), Some(topic)) = (&done.connect, &topic) {
+                let t = metrics::topic(topic);
+                m.follower_segments
+                    .get_or_create(&t)
+                    .inc_by(c.segments.len() as u64);
+                m.follower_rewinds.get_or_create(&t).inc_by(c.rewinds);
+            }
+        },
+    )?;
+    result
+}
+
+async fn run(cli: &Cli, args: &FollowArgs, followed: &mut Option<Followed>) -> Result<i32> {
+    let opts = args
+        .follower
+        .options(args.once, args.groups.clone(), args.group_pattern.clone())?;
     let settings = cli.global.kafka_settings()?;
     let store = Store::open(cli.global.store_url()?, cli.global.timeout)?;
     let kafka = KafkaClient::connect(settings).await?;
-    let opts = FollowOptions {
-        group: args.group_id.clone(),
-        once: args.once,
-        interval: args.segment_interval,
-        max_buffered: args.max_buffered,
-        max_buffered_bytes: usize::try_from(args.max_buffered_bytes).unwrap_or(usize::MAX),
-        groups: args.groups.clone(),
-        group_pattern: args.group_pattern.clone(),
-        connect_topic: args.connect_offsets_topic.clone(),
-    };
     let connect = cli.global.connect_clients()?;
     let stop = Arc::new(AtomicBool::new(false));
     stop_on_signal(stop.clone());
@@ -134,11 +196,12 @@ pub async fn cmd_follow(cli: &Cli, args: &FollowArgs) -> Result<i32> {
         crate::noteln!(
             "following __consumer_offsets into {} as group {} (segments every {}); SIGTERM seals and exits",
             store.url(),
-            args.group_id,
-            humantime::format_duration(args.segment_interval)
+            opts.group,
+            humantime::format_duration(opts.interval)
         );
     }
     let done = follow(&kafka, &store, &connect, &opts, stop).await?;
+    let done = followed.insert(done);
     match cli.global.output {
         OutputFormat::Json => print_json(&json!({
             "store": store.url(),
@@ -152,7 +215,7 @@ pub async fn cmd_follow(cli: &Cli, args: &FollowArgs) -> Result<i32> {
             "base_snapshot": done.base_snapshot,
             "warnings": done.warnings,
             "connect": done.connect.as_ref().map(|c| json!({
-                "topic": args.connect_offsets_topic,
+                "topic": args.follower.connect_offsets_topic,
                 "segments": c.segments,
                 "records": c.records,
                 "unknown": c.unknown,
@@ -186,7 +249,10 @@ pub async fn cmd_follow(cli: &Cli, args: &FollowArgs) -> Result<i32> {
                     "{} segment(s), {} record(s) of {} archived ({} unknown)",
                     c.segments.len(),
                     c.records,
-                    args.connect_offsets_topic.as_deref().unwrap_or_default(),
+                    args.follower
+                        .connect_offsets_topic
+                        .as_deref()
+                        .unwrap_or_default(),
                     c.unknown
                 );
             }

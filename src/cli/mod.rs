@@ -17,6 +17,7 @@ mod prune;
 mod reset;
 mod restore;
 pub mod schema;
+mod serve;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -234,6 +235,11 @@ pub enum Command {
     /// rollback if it failed and offsets moved.
     #[command(after_long_help = GUARD_EXAMPLES)]
     Guard(guard::GuardArgs),
+    /// Run as a service: the follower, scheduled snapshots, prune and verify, with Prometheus
+    /// metrics and health checks over HTTP; each scheduled run at most once per slot across
+    /// replicas.
+    #[command(after_long_help = serve::EXAMPLES)]
+    Serve(Box<serve::ServeArgs>),
     /// Show the effective settings, list the contexts, or switch the current context.
     #[command(subcommand, after_long_help = config::EXAMPLES)]
     Config(config::ConfigCommand),
@@ -366,7 +372,7 @@ pub struct SelectArgs {
     pub topics: Vec<String>,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Clone)]
 pub struct SnapshotArgs {
     #[command(flatten)]
     pub select: SelectArgs,
@@ -393,6 +399,29 @@ pub struct SnapshotArgs {
     /// Store an empty snapshot when the selection matches nothing, instead of failing (exit 2).
     #[arg(help_heading = "Safety", long)]
     pub allow_empty: bool,
+    /// Also write the metrics in Prometheus text format to PATH, atomically, for node_exporter's
+    /// textfile collector (job="snapshot"; with serve, after every run).
+    #[arg(help_heading = "Output", long, value_name = "PATH")]
+    pub metrics_textfile: Option<PathBuf>,
+}
+
+impl SnapshotArgs {
+    /// The capture options, checked (no I/O). `connect` is the number of Connect URLs.
+    pub fn capture_options(&self, connect: usize) -> Result<crate::snapshot::CaptureOptions> {
+        let mut selection = self.select.to_selection();
+        selection.allow_missing = self.allow_missing;
+        selection.with_timestamps = self.with_timestamps;
+        crate::snapshot::capture::validate(&selection, connect)?;
+        Ok(crate::snapshot::CaptureOptions {
+            selection,
+            tags: parse_tags(&self.tags)?,
+            format: self.format,
+            include_secrets: self.include_secrets,
+            allow_partial: self.allow_partial,
+            allow_empty: self.allow_empty,
+            ..Default::default()
+        })
+    }
 }
 
 #[derive(Debug, Args)]

@@ -4,7 +4,7 @@
 use chrono::{Duration, Utc};
 use serde_json::json;
 
-use super::archive::PruneArgs;
+use super::archive::{PolicyArgs, PruneArgs};
 use super::commands::open_store;
 use super::output::print_json;
 use super::{Cli, OutputFormat};
@@ -13,9 +13,10 @@ use crate::retention::log::{LogPlan, OrphanAction};
 use crate::retention::{
     self, parse_group_by, LeftoverAction, PlannedGroup, Policy, PruneOptions, PrunePlan,
 };
+use crate::serve::metrics::{one_shot_textfile, Outcome};
 
 /// The policy and options from the flags, checked before any I/O.
-fn options(args: &PruneArgs) -> Result<PruneOptions> {
+pub(super) fn options(args: &PolicyArgs) -> Result<PruneOptions> {
     let mut policy = Policy::default();
     let flags = [
         ("keep-last", &args.keep_last),
@@ -74,7 +75,27 @@ fn options(args: &PruneArgs) -> Result<PruneOptions> {
 }
 
 pub async fn run(cli: &Cli, args: &PruneArgs) -> Result<i32> {
-    let opts = options(args)?;
+    let started = std::time::Instant::now();
+    let result = execute_or_plan(cli, args).await;
+    let outcome = match &result {
+        Ok(code) if *code == exit::OK => Outcome::Success,
+        Ok(_) => Outcome::Failure { store: false },
+        Err(e) => Outcome::Failure {
+            store: matches!(e, Error::Store { .. }),
+        },
+    };
+    one_shot_textfile(
+        args.metrics_textfile.as_deref(),
+        "prune",
+        outcome,
+        started.elapsed(),
+        |_| {},
+    )?;
+    result
+}
+
+async fn execute_or_plan(cli: &Cli, args: &PruneArgs) -> Result<i32> {
+    let opts = options(&args.policy)?;
     let store = open_store(cli)?;
     let prepared = retention::prepare(&store, &opts, Utc::now()).await?;
     let plan = &prepared.plan;
@@ -347,7 +368,7 @@ mod tests {
         let cli = Cli::try_parse_from(format!("offset-vault prune {line}").split_whitespace())
             .map_err(|e| Error::usage(e.to_string()))?;
         match cli.command {
-            Command::Prune(a) => options(&a),
+            Command::Prune(a) => options(&a.policy),
             other => panic!("{other:?}"),
         }
     }

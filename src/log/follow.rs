@@ -57,6 +57,8 @@ pub struct FollowOptions {
     /// Kafka Connect's offsets topic (the workers' `offset.storage.topic`), archived too when
     /// set, by a second consumer in the group `<group>.connect`.
     pub connect_topic: Option<String>,
+    /// Where a running follower reports its segments, rewinds and lag (for `serve`).
+    pub progress: Option<Arc<super::progress::FollowProgress>>,
 }
 
 impl FollowOptions {
@@ -464,6 +466,8 @@ struct Follower<'a> {
     need_base: bool,
     /// Why the partitions of a rebalance got no start, if they did not.
     no_start: Arc<std::sync::Mutex<Option<String>>>,
+    /// When the lag was last reported (with `opts.progress`).
+    reported: Option<Instant>,
 }
 
 impl Follower<'_> {
@@ -575,6 +579,9 @@ impl Follower<'_> {
                 b.rows.push(row);
                 if let Some(line) = rewind {
                     self.out.rewinds += 1;
+                    if let Some(p) = &self.opts.progress {
+                        p.rewound(self.topic);
+                    }
                     tracing::warn!("{line}");
                 }
             }
@@ -619,6 +626,9 @@ impl Follower<'_> {
                 self.out.ignored += m.meta.ignored;
                 self.out.unknown += m.meta.unknown;
                 self.out.segments.push(m.file);
+                if let Some(progress) = &self.opts.progress {
+                    progress.sealed(self.topic);
+                }
                 b.reset(next);
                 // Not waited for: the broker may be away, and a catching-up run seals thousands
                 // of segments. A run with --once commits every position again, waiting, at its end.
@@ -661,6 +671,38 @@ impl Follower<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Reports the lag to `opts.progress`, at most every 10 s (the log ends are a request per
+    /// partition). A partition whose log end cannot be read now is left out of that report.
+    fn report_lag(&mut self) {
+        let Some(progress) = self.opts.progress.clone() else {
+            return;
+        };
+        if self
+            .reported
+            .is_some_and(|t| t.elapsed() < Duration::from_secs(10))
+        {
+            return;
+        }
+        self.reported = Some(Instant::now());
+        let mut records = 0;
+        let mut oldest: Option<i64> = None;
+        for (p, b) in &self.buffers {
+            if let Ok((_, end)) = self.tail.watermarks(*p) {
+                records += super::progress::partition_lag(b.start, end, b.raw, b.at_end);
+            }
+            if b.raw > 0 {
+                oldest = match (oldest, b.first_timestamp) {
+                    (Some(a), Some(f)) => Some(a.min(f)),
+                    (a, f) => a.or(f),
+                };
+            }
+        }
+        let seconds = oldest
+            .map(|t| ((Utc::now().timestamp_millis() - t).max(0)) as f64 / 1000.0)
+            .unwrap_or(0.0);
+        progress.lag(self.topic, records, seconds);
     }
 
     /// The partitions due for sealing: their oldest record waited the interval, their log end
@@ -781,6 +823,7 @@ impl Follower<'_> {
                 self.seal(p)?;
             }
             self.heads(false)?;
+            self.report_lag();
         }
         // Stopping (the end with --once, or a signal): seal what is held.
         let held: Vec<i32> = self.buffers.keys().copied().collect();
@@ -899,6 +942,7 @@ async fn follow_topic(
                 out: Followed::default(),
                 need_base: false,
                 no_start,
+                reported: None,
             };
             if opts.once {
                 let all: Vec<i32> = (0..partitions).collect();
@@ -1008,6 +1052,7 @@ mod tests {
             groups: groups.iter().map(|g| g.to_string()).collect(),
             group_pattern: pattern.map(String::from),
             connect_topic: None,
+            progress: None,
         };
         // (names, pattern, group, archived)
         let cases = [

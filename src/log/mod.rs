@@ -8,6 +8,7 @@ pub mod archive;
 pub mod at;
 pub mod follow;
 pub mod history;
+pub mod progress;
 pub mod record;
 pub mod replay;
 pub mod segment;

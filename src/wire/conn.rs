@@ -207,7 +207,7 @@ async fn sasl_step(
     addr: &str,
     next: &mut i32,
     bytes: Vec<u8>,
-    denied: &dyn Fn(String) -> Error,
+    denied: &(dyn Fn(String) -> Error + Sync),
 ) -> Result<Bytes> {
     *next += 1;
     let req = SaslAuthenticateRequest::default().with_auth_bytes(Bytes::from(bytes));

@@ -10,6 +10,7 @@
 mod support;
 
 mod follow;
+mod serve;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

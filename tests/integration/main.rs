@@ -19,6 +19,8 @@ mod log_other_cluster;
 mod log_retention;
 mod reset;
 mod restore;
+mod serve;
+mod serve_s3;
 mod snapshot;
 mod support;
 mod trust;

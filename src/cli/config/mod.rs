@@ -33,6 +33,7 @@ use toml::Spanned;
 use super::{Cli, GlobalArgs, OutputFormat};
 
 mod commands;
+pub mod serve;
 use crate::error::{Error, Result};
 pub use commands::{redacted, run};
 
@@ -139,6 +140,8 @@ pub struct ConfigFile {
     pub current_context: Option<Spanned<String>>,
     #[serde(default)]
     pub contexts: BTreeMap<String, Context>,
+    /// `serve`'s jobs, read by `serve` itself ([`serve::parse_section`]).
+    pub serve: Option<toml::Table>,
 }
 
 /// A named context.

@@ -31,6 +31,7 @@ pub mod ov;
 pub mod poll;
 pub mod s3;
 pub mod schema;
+pub mod serve;
 pub mod services;
 pub mod share;
 pub mod streams;

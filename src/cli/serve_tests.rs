@@ -1,0 +1,192 @@
+//! Unit tests of `serve`'s flags and of the configuration file's `[serve]` section.
+
+use clap::Parser;
+
+use super::*;
+
+fn section(text: &str) -> Result<ServeSection> {
+    Ok(parse_section(Path::new("c.toml"), text)?.unwrap_or_default())
+}
+
+fn args(line: &str) -> ServeArgs {
+    let cli = Cli::try_parse_from(format!("offset-vault serve {line}").split_whitespace())
+        .unwrap_or_else(|e| panic!("{line}: {e}"));
+    match cli.command {
+        super::super::Command::Serve(a) => *a,
+        other => panic!("{other:?}"),
+    }
+}
+
+fn plan_of(line: &str, text: &str) -> Result<Plan> {
+    plan(&args(line), &section(text)?, 1, false)
+}
+
+#[test]
+fn the_file_section_becomes_named_jobs() {
+    let p = plan_of(
+        "",
+        r#"
+        current-context = "x"
+        [contexts.x]
+        store = "/tmp/x"
+        [serve]
+        listen = "0.0.0.0:9999"
+        [serve.jobs.hourly-all]
+        kind = "snapshot"
+        every = "1h"
+        all-groups = true
+        tags = { env = "prod" }
+        topics = ["a", "b"]
+        [serve.jobs.retention]
+        kind = "prune"
+        cron = "0 30 * * * *"
+        store = "s3://other/prefix"
+        keep-hourly = 48
+        keep-daily = "30"
+        [serve.jobs.check]
+        kind = "verify"
+        every = "6h"
+        within = "2d"
+        [serve.follow]
+        group-id = "f"
+        segment-interval = "10s"
+        "#,
+    )
+    .unwrap();
+    assert_eq!(p.listen, Some("0.0.0.0:9999".parse().unwrap()));
+    let names: Vec<_> = p.jobs.iter().map(|j| j.name.as_str()).collect();
+    assert_eq!(names, ["check", "hourly-all", "retention"]);
+    match &p.jobs[1].work {
+        Work::Snapshot(o) => {
+            assert!(o.selection.all_groups);
+            assert_eq!(o.selection.topics, ["a", "b"]);
+            assert_eq!(o.tags["env"], "prod");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(p.jobs[1].schedule.to_string(), "every 1h");
+    match &p.jobs[2].work {
+        Work::Prune(o) => assert_eq!(o.policy.describe(), "keep 48 hourly, 30 daily"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(p.jobs[2].store.as_deref(), Some("s3://other/prefix"));
+    assert_eq!(p.jobs[2].schedule.to_string(), "cron \"0 30 * * * *\"");
+    assert!(
+        matches!(p.jobs[0].work, Work::Verify { within } if within == Duration::from_secs(2 * 86400))
+    );
+    let f = p.follow.unwrap();
+    assert_eq!(
+        (f.opts.group.as_str(), f.opts.interval),
+        ("f", Duration::from_secs(10))
+    );
+}
+
+#[test]
+fn flags_and_file_add_up_and_flags_win_listen() {
+    let p = plan_of(
+        "--snapshot-every 5m --group g --tag a=b --prune-every 1h --keep-last 3 --listen none --follow",
+        "[serve.jobs.other]\nkind = \"verify\"\nevery = \"1d\"\n[serve]\n",
+    );
+    // A [serve] table after its sub-table is still one table in TOML.
+    let p = p.unwrap();
+    let names: Vec<_> = p.jobs.iter().map(|j| j.name.as_str()).collect();
+    assert_eq!(names, ["snapshot", "prune", "other"]);
+    assert_eq!(p.listen, None);
+    assert!(p.follow.is_some());
+    let p = plan_of("--verify-every 1h", "").unwrap();
+    assert_eq!(p.listen, Some(DEFAULT_LISTEN.parse().unwrap()));
+    // [serve.follow] enabled = false, and --no-follow, leave the follower out.
+    let p = plan_of("--verify-every 1h", "[serve.follow]\nenabled = false\n").unwrap();
+    assert!(p.follow.is_none());
+    let p = plan(
+        &args("--verify-every 1h --no-follow"),
+        &section("").unwrap(),
+        0,
+        true,
+    )
+    .unwrap();
+    assert!(p.follow.is_none());
+    let p = plan(&args("--verify-every 1h"), &section("").unwrap(), 0, true).unwrap();
+    assert!(
+        p.follow.is_some(),
+        "an archive in the store turns the follower on"
+    );
+}
+
+#[test]
+fn bad_settings_are_usage_errors_that_say_where() {
+    // (flags, file, words of the error)
+    let cases = [
+        ("", "", "serve has no job: add one with --snapshot-every"),
+        ("--all-groups", "", "add --snapshot-every"),
+        ("--keep-daily 3", "", "add --prune-every"),
+        ("--prune-every 1h", "", "no retention policy"),
+        ("--snapshot-every 5m", "", "nothing"),
+        ("--snapshot-every 0s --all-groups", "", "--snapshot-every 0s"),
+        ("--verify-every 1h --listen localhost", "", "--listen localhost"),
+        ("", "[serve.jobs.a]\nevery = \"1h\"\n", "[serve.jobs.a]: no `kind`"),
+        (
+            "",
+            "[serve.jobs.a]\nkind = \"expiry-guard\"\nevery = \"1h\"\n",
+            "kind = \"expiry-guard\": expected one of snapshot, prune, verify",
+        ),
+        (
+            "",
+            "[serve.jobs.a]\nkind = \"verify\"\n",
+            "[serve.jobs.a]: give exactly one of `every`",
+        ),
+        (
+            "",
+            "[serve.jobs.a]\nkind = \"verify\"\nevery = \"1h\"\ncron = \"* * * * *\"\n",
+            "exactly one of",
+        ),
+        (
+            "",
+            "[serve.jobs.a]\nkind = \"verify\"\ncron = \"99 * * * *\"\n",
+            "[serve.jobs.a]: cron = \"99 * * * *\"",
+        ),
+        (
+            "",
+            "[serve.jobs.a]\nkind = \"snapshot\"\nevery = \"1h\"\nall-groups = true\nkeep-daily = 3\n",
+            "[serve.jobs.a]: unknown key `keep-daily`",
+        ),
+        (
+            "",
+            "[serve.jobs.a]\nkind = \"snapshot\"\nevery = \"1h\"\nall-groups = \"yes\"\n",
+            "key `all-groups`: expected true or false",
+        ),
+        (
+            "",
+            "[serve.jobs.a]\nkind = \"snapshot\"\nevery = \"1h\"\nall-groups = true\nmetrics-textfile = \"x\"\n",
+            "unknown key `metrics-textfile`",
+        ),
+        (
+            "",
+            "[serve.jobs.a]\nkind = \"prune\"\nevery = \"1h\"\nkeep-daily = \"many\"\n",
+            "[serve.jobs.a]: --keep-daily many",
+        ),
+        (
+            "",
+            "[serve.jobs.a]\nkind = \"prune\"\nevery = \"1h\"\n",
+            "[serve.jobs.a]: no retention policy",
+        ),
+        ("", "[serve.jobs.\"a/b\"]\nkind = \"verify\"\nevery = \"1h\"\n", "job name \"a/b\""),
+        ("", "[serve]\nlisten = 3\n", "(line 2): [serve]: invalid type"),
+        ("", "[serve]\njob = {}\n", "unknown field `job`"),
+        ("--verify-every 1h", "[serve.follow]\ngroup = \"x\"\n", "[serve.follow]: unknown key `group`"),
+        (
+            "--snapshot-every 1h --all-groups",
+            "[serve.jobs.snapshot]\nkind = \"verify\"\nevery = \"1h\"\n",
+            "two jobs are named \"snapshot\"",
+        ),
+    ];
+    for (line, file, words) in cases {
+        match plan_of(line, file) {
+            Ok(p) => panic!("{line} / {file}: accepted {p:?}"),
+            Err(e) => {
+                assert_eq!(e.exit_code(), exit::USAGE, "{line} / {file}: {e}");
+                assert!(e.to_string().contains(words), "{line} / {file}: {e}");
+            }
+        }
+    }
+}
