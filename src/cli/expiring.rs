@@ -46,10 +46,14 @@ pub struct ExpiringArgs {
     /// A label KEY=VALUE on the snapshot, besides expiry-guard=true (repeatable).
     #[arg(help_heading = "Expiry", long = "tag", value_name = "KEY=VALUE")]
     pub tags: Vec<String>,
+    /// Also write the run's metrics (job="expiring", offset_vault_groups_near_expiry) in
+    /// Prometheus text format to PATH, atomically, for node_exporter's textfile collector.
+    #[arg(long, value_name = "PATH")]
+    pub metrics_textfile: Option<std::path::PathBuf>,
 }
 
 /// The guard's options from the flags, checked before any I/O. No selection means every group.
-fn options(args: &ExpiringArgs, connect_urls: usize) -> Result<ExpiryOptions> {
+pub(super) fn options(args: &ExpiringArgs, connect_urls: usize) -> Result<ExpiryOptions> {
     let mut selection = args.select.to_selection();
     if selection.is_empty() {
         selection.all_groups = true;
@@ -71,12 +75,38 @@ fn options(args: &ExpiringArgs, connect_urls: usize) -> Result<ExpiryOptions> {
 }
 
 pub async fn cmd_expiring(cli: &Cli, args: &ExpiringArgs) -> Result<i32> {
+    use crate::serve::metrics::{one_shot_textfile, Outcome};
+    let started = std::time::Instant::now();
+    let mut near = None;
+    let result = run(cli, args, &mut near).await;
+    let outcome = match &result {
+        Ok(_) => Outcome::Success,
+        Err(e) => Outcome::Failure {
+            store: matches!(e, crate::Error::Store { .. }),
+        },
+    };
+    one_shot_textfile(
+        args.metrics_textfile.as_deref(),
+        "expiring",
+        outcome,
+        started.elapsed(),
+        |m| {
+            if let Some(n) = near {
+                m.groups_near_expiry.set(n);
+            }
+        },
+    )?;
+    result
+}
+
+async fn run(cli: &Cli, args: &ExpiringArgs, near: &mut Option<i64>) -> Result<i32> {
     let connect = cli.global.connect_clients()?;
     let opts = options(args, connect.len())?;
     let settings = cli.global.kafka_settings()?;
     let store = Store::open(cli.global.store_url()?, cli.global.timeout)?;
     let kafka = KafkaClient::connect(settings).await?;
     let report = expiry::guard(&kafka, &store, &connect, &opts).await?;
+    *near = Some(report.groups.len() as i64);
     match cli.global.output {
         OutputFormat::Json => {
             let mut doc = serde_json::to_value(&report)

@@ -40,7 +40,7 @@ A configuration file's [serve] section (beside the contexts):
   [serve]
   listen = \"0.0.0.0:9464\"
   [serve.jobs.hourly-all]            # the job's name
-  kind = \"snapshot\"                  # snapshot | prune | verify
+  kind = \"snapshot\"                  # snapshot | prune | verify | expiry-guard
   every = \"1h\"                       # or: cron = \"0 */5 * * * *\" (UTC; exactly one)
   all-groups = true                  # the kind's flags without dashes; lists: groups, tags, ...
   tags = { env = \"prod\" }
@@ -92,6 +92,13 @@ pub struct ServeArgs {
     pub no_follow: bool,
     #[command(flatten, next_help_heading = "Follower")]
     pub follower: FollowerArgs,
+    /// Job "expiry-guard": every DURATION, report and snapshot (tagged expiry-guard=true) every
+    /// Empty group whose offsets the broker expires within --expiry-margin (as `expiring`).
+    #[arg(help_heading = "Jobs", long, value_name = "DURATION", value_parser = parse_duration)]
+    pub expiry_every: Option<Duration>,
+    /// How far ahead the expiry guard looks.
+    #[arg(help_heading = "Jobs", long, value_name = "DURATION", default_value = "1d", value_parser = parse_duration, requires = "expiry_every")]
+    pub expiry_margin: Duration,
 }
 
 /// `[serve.jobs.NAME]` of kind verify.
@@ -134,7 +141,7 @@ pub fn file_jobs(section: &ServeSection, connect: usize) -> Result<Vec<Job>> {
         crate::serve::jobs::check_name(name).map_err(|e| Error::usage(format!("{where_}: {e}")))?;
         let kind = string_key(&where_, table, "kind")?.ok_or_else(|| {
             Error::usage(format!(
-                "{where_}: no `kind`; expected one of snapshot, prune, verify"
+                "{where_}: no `kind`; expected one of snapshot, prune, verify, expiry-guard"
             ))
         })?;
         let skip = ["kind", "every", "cron", "store"];
@@ -155,9 +162,14 @@ pub fn file_jobs(section: &ServeSection, connect: usize) -> Result<Vec<Job>> {
                 let a: VerifyKeys = parse_as(&where_, table, &skip, &[])?;
                 Work::Verify { within: a.within }
             }
+            "expiry-guard" => {
+                let a: super::expiring::ExpiringArgs =
+                    parse_as(&where_, table, &skip, &["metrics-textfile"])?;
+                Work::Expiry(super::expiring::options(&a, connect).map_err(in_job)?)
+            }
             other => {
                 return Err(Error::usage(format!(
-                    "{where_}: kind = \"{other}\": expected one of snapshot, prune, verify"
+                    "{where_}: kind = \"{other}\": expected one of snapshot, prune, verify, expiry-guard"
                 )))
             }
         };
@@ -235,6 +247,22 @@ fn flag_jobs(args: &ServeArgs, connect: usize) -> Result<Vec<Job>> {
             ))
         }
         (None, false) => {}
+    }
+    if let Some(every) = args.expiry_every {
+        jobs.push(Job {
+            name: "expiry-guard".into(),
+            schedule: Schedule::every(every, "--expiry-every")?,
+            store: None,
+            work: Work::Expiry(crate::expiry::ExpiryOptions {
+                margin: args.expiry_margin,
+                selection: crate::snapshot::Selection {
+                    all_groups: true,
+                    ..Default::default()
+                },
+                snapshot: true,
+                tags: Default::default(),
+            }),
+        });
     }
     if let Some(every) = args.verify_every {
         jobs.push(Job {

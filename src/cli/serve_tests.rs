@@ -127,8 +127,8 @@ fn bad_settings_are_usage_errors_that_say_where() {
         ("", "[serve.jobs.a]\nevery = \"1h\"\n", "[serve.jobs.a]: no `kind`"),
         (
             "",
-            "[serve.jobs.a]\nkind = \"expiry-guard\"\nevery = \"1h\"\n",
-            "kind = \"expiry-guard\": expected one of snapshot, prune, verify",
+            "[serve.jobs.a]\nkind = \"backup\"\nevery = \"1h\"\n",
+            "kind = \"backup\": expected one of snapshot, prune, verify, expiry-guard",
         ),
         (
             "",
@@ -189,4 +189,73 @@ fn bad_settings_are_usage_errors_that_say_where() {
             }
         }
     }
+}
+
+#[test]
+fn the_expiry_guard_is_a_job_of_the_flags_and_of_the_file() {
+    let p = plan_of("--expiry-every 6h --expiry-margin 2d", "").unwrap();
+    assert_eq!(p.jobs.len(), 1);
+    assert_eq!(p.jobs[0].name, "expiry-guard");
+    assert_eq!(p.jobs[0].work.kind(), "expiry-guard");
+    match &p.jobs[0].work {
+        Work::Expiry(o) => {
+            assert_eq!(o.margin, Duration::from_secs(2 * 86400));
+            assert!(o.selection.all_groups && o.snapshot);
+        }
+        other => panic!("{other:?}"),
+    }
+    let p = plan_of(
+        "",
+        r#"
+        [serve.jobs.guard]
+        kind = "expiry-guard"
+        every = "1h"
+        group-pattern = "billing-.*"
+        expiry-margin = "12h"
+        no-snapshot = true
+        tags = ["team=billing"]
+        "#,
+    )
+    .unwrap();
+    match &p.jobs[0].work {
+        Work::Expiry(o) => {
+            assert_eq!(o.margin, Duration::from_secs(12 * 3600));
+            assert_eq!(o.selection.group_pattern.as_deref(), Some("billing-.*"));
+            assert!(!o.selection.all_groups && !o.snapshot);
+            assert_eq!(o.tags["team"], "billing");
+        }
+        other => panic!("{other:?}"),
+    }
+    // The guard sets its own tag; a margin without a schedule is a usage error.
+    let e = plan_of(
+        "",
+        "[serve.jobs.g]\nkind = \"expiry-guard\"\nevery = \"1h\"\ntags = [\"expiry-guard=no\"]\n",
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("[serve.jobs.g]"), "{e}");
+    assert!(
+        Cli::try_parse_from(["offset-vault", "serve", "--expiry-margin", "1h"]).is_err(),
+        "--expiry-margin needs --expiry-every"
+    );
+}
+
+#[test]
+fn the_shipped_example_configuration_is_accepted_as_it_stands() {
+    let p = plan_of("", include_str!("../../deploy/systemd/config.toml"))
+        .unwrap_or_else(|e| panic!("deploy/systemd/config.toml: {e}"));
+    let kinds: Vec<(&str, &str)> = p
+        .jobs
+        .iter()
+        .map(|j| (j.name.as_str(), j.work.kind()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("expiry-guard", "expiry-guard"),
+            ("prune", "prune"),
+            ("snapshot", "snapshot"),
+            ("verify", "verify")
+        ]
+    );
+    assert!(p.follow.is_none(), "the example leaves the follower off");
 }

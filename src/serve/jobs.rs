@@ -33,6 +33,9 @@ pub enum Work {
     Prune(PruneOptions),
     /// `verify` of the complete snapshots created within this long before the run.
     Verify { within: Duration },
+    /// `expiring`: the expiry guard (report and snapshot the Empty groups whose offsets the
+    /// broker is about to expire).
+    Expiry(crate::expiry::ExpiryOptions),
 }
 
 impl Work {
@@ -42,6 +45,7 @@ impl Work {
             Work::Snapshot(_) => "snapshot",
             Work::Prune(_) => "prune",
             Work::Verify { .. } => "verify",
+            Work::Expiry(_) => "expiry-guard",
         }
     }
 }
@@ -236,6 +240,38 @@ impl Work {
                 }
                 Ok(Report {
                     summary: format!("verified {checked} snapshot(s)"),
+                    snapshot: None,
+                })
+            }
+            Work::Expiry(opts) => {
+                let kafka = shared.kafka().await?;
+                let report = crate::expiry::guard(&kafka, store, &shared.connect, opts).await?;
+                shared
+                    .metrics
+                    .groups_near_expiry
+                    .set(report.groups.len() as i64);
+                for g in &report.groups {
+                    tracing::warn!(
+                        "group {} expires at {} (retention {}); to bring it back: {}",
+                        g.group,
+                        g.expires_at.format("%Y-%m-%dT%H:%M:%SZ"),
+                        humantime::format_duration(report.retention),
+                        g.restore_hint
+                    );
+                }
+                for w in &report.warnings {
+                    tracing::warn!("expiry guard: {w}");
+                }
+                Ok(Report {
+                    summary: format!(
+                        "{} group(s) near expiry{}",
+                        report.groups.len(),
+                        report
+                            .snapshot_id
+                            .as_ref()
+                            .map(|id| format!(", snapshot {id}"))
+                            .unwrap_or_default()
+                    ),
                     snapshot: None,
                 })
             }

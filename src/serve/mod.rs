@@ -46,7 +46,7 @@ impl Plan {
     pub fn check(&self) -> Result<()> {
         if self.jobs.is_empty() && self.follow.is_none() {
             return Err(Error::usage(
-                "serve has no job: add one with --snapshot-every DURATION (with a selection such as --all-groups), --prune-every DURATION (with --keep-*), --verify-every DURATION or --follow, or in the [serve.jobs.NAME] tables of the configuration file",
+                "serve has no job: add one with --snapshot-every DURATION (with a selection such as --all-groups), --prune-every DURATION (with --keep-*), --verify-every DURATION, --expiry-every DURATION or --follow, or in the [serve.jobs.NAME] tables of the configuration file",
             ));
         }
         let mut seen = std::collections::BTreeSet::new();

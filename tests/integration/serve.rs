@@ -608,3 +608,95 @@ async fn one_shot_commands_write_a_textfile() {
         .await
         .expect_code(2);
 }
+
+/// The expiry guard as a job of the configuration file: its run sets
+/// offset_vault_groups_near_expiry and snapshots the group; `expiring --metrics-textfile` writes
+/// the same gauge for a CronJob. The main cluster keeps offsets for the default 7 days, so a
+/// margin of 7 days puts every Empty group within it, and one of 0 s none.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_expiry_guard_job_and_the_one_shot_command_report_groups_near_expiry_in_metrics() {
+    if !env::require_kafka() {
+        return;
+    }
+    let group = group_with_offsets("serve-expiry").await;
+    let (dir, store) = local_store();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[serve.jobs.guard]\nkind = \"expiry-guard\"\nevery = \"2s\"\ngroups = [\"{group}\"]\nexpiry-margin = \"7d\"\ntags = [\"by=serve\"]\n"
+        ),
+    )
+    .unwrap();
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let s = serve::start(
+        &store,
+        &["--config", config.to_str().unwrap(), "--listen", &listen],
+        &[],
+    );
+    let job = [("job", "guard"), ("outcome", "success")];
+    let samples = eventually(
+        "a run of the guard in /metrics",
+        Duration::from_secs(30),
+        || async {
+            serve::get(port, "/metrics").await?;
+            let (samples, _) = scrape(port).await;
+            value(&samples, "offset_vault_job_runs_total", &job).map(|_| samples)
+        },
+    )
+    .await;
+    assert_eq!(
+        value(&samples, "offset_vault_groups_near_expiry", &[]),
+        Some(1.0)
+    );
+    serve::stop(s).await;
+    let snapshots = ov(
+        &store,
+        &["list", "--tag", "expiry-guard=true", "--output", "json"],
+    )
+    .await
+    .ok()
+    .json();
+    let first = &snapshots["snapshots"][0];
+    assert_eq!(
+        first["summary"]["group_ids"][0],
+        group.as_str(),
+        "{snapshots:#}"
+    );
+    assert_eq!(first["tags"]["by"], "serve", "{snapshots:#}");
+
+    // The one-shot command, for a CronJob and node_exporter.
+    let textfile = dir.path().join("expiring.prom");
+    for (margin, near) in [("7d", 1.0), ("0s", 0.0)] {
+        ov(
+            &store,
+            &[
+                "expiring",
+                "--group",
+                &group,
+                "--expiry-margin",
+                margin,
+                "--no-snapshot",
+                "--metrics-textfile",
+                textfile.to_str().unwrap(),
+            ],
+        )
+        .await
+        .ok();
+        let samples = serve::parse_textfile(&textfile).await;
+        assert_eq!(
+            value(&samples, "offset_vault_groups_near_expiry", &[]),
+            Some(near),
+            "margin {margin}"
+        );
+        assert_eq!(
+            value(
+                &samples,
+                "offset_vault_job_runs_total",
+                &[("job", "expiring"), ("outcome", "success")]
+            ),
+            Some(1.0)
+        );
+    }
+}
