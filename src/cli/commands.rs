@@ -46,12 +46,7 @@ async fn cmd_snapshot(cli: &Cli, args: &SnapshotArgs) -> Result<i32> {
     let started = std::time::Instant::now();
     let mut taken = None;
     let result = snapshot(cli, args, &mut taken).await;
-    let outcome = match &result {
-        Ok(_) => Outcome::Success,
-        Err(e) => Outcome::Failure {
-            store: matches!(e, crate::error::Error::Store { .. }),
-        },
-    };
+    let outcome = Outcome::of(&result);
     one_shot_textfile(
         args.metrics_textfile.as_deref(),
         "snapshot",

@@ -79,12 +79,7 @@ pub async fn cmd_expiring(cli: &Cli, args: &ExpiringArgs) -> Result<i32> {
     let started = std::time::Instant::now();
     let mut near = None;
     let result = run(cli, args, &mut near).await;
-    let outcome = match &result {
-        Ok(_) => Outcome::Success,
-        Err(e) => Outcome::Failure {
-            store: matches!(e, crate::Error::Store { .. }),
-        },
-    };
+    let outcome = Outcome::of(&result);
     one_shot_textfile(
         args.metrics_textfile.as_deref(),
         "expiring",

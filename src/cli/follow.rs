@@ -151,12 +151,7 @@ pub async fn cmd_follow(cli: &Cli, args: &FollowArgs) -> Result<i32> {
     let started = std::time::Instant::now();
     let mut followed = None;
     let result = run(cli, args, &mut followed).await;
-    let outcome = match &result {
-        Ok(_) => Outcome::Success,
-        Err(e) => Outcome::Failure {
-            store: matches!(e, Error::Store { .. }),
-        },
-    };
+    let outcome = Outcome::of(&result);
     let topic = args.follower.connect_offsets_topic.clone();
     one_shot_textfile(
         args.metrics_textfile.as_deref(),

@@ -77,13 +77,7 @@ pub(super) fn options(args: &PolicyArgs) -> Result<PruneOptions> {
 pub async fn run(cli: &Cli, args: &PruneArgs) -> Result<i32> {
     let started = std::time::Instant::now();
     let result = execute_or_plan(cli, args).await;
-    let outcome = match &result {
-        Ok(code) if *code == exit::OK => Outcome::Success,
-        Ok(_) => Outcome::Failure { store: false },
-        Err(e) => Outcome::Failure {
-            store: matches!(e, Error::Store { .. }),
-        },
-    };
+    let outcome = Outcome::of(&result);
     one_shot_textfile(
         args.metrics_textfile.as_deref(),
         "prune",

@@ -56,6 +56,20 @@ pub enum Outcome {
     Failure { store: bool },
 }
 
+impl Outcome {
+    /// The outcome of a one-shot command: success only with exit code 0; a failure on the
+    /// store counted as such.
+    pub fn of(result: &Result<i32>) -> Self {
+        match result {
+            Ok(code) if *code == crate::error::exit::OK => Outcome::Success,
+            Ok(_) => Outcome::Failure { store: false },
+            Err(e) => Outcome::Failure {
+                store: matches!(e, crate::error::Error::Store { .. }),
+            },
+        }
+    }
+}
+
 /// Every metric of the service.
 pub struct Metrics {
     registry: Registry,
