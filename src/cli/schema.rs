@@ -434,6 +434,13 @@ pub struct PruneDoc {
     /// With --execute and --keep-log: what was deleted of the archive.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log_deleted: Option<Open>,
+    /// The plan of the archive of Connect's offsets topic with --keep-log, when the store
+    /// holds one (`null` otherwise); the same form as `log`.
+    #[serde(default)]
+    pub connect_log: Option<Open>,
+    /// With --execute: what was deleted of that archive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connect_log_deleted: Option<Open>,
 }
 
 /// `import --output json`: the snapshot of kind import written.

@@ -37,8 +37,14 @@ async fn sigterm_seals_the_commits_the_follower_holds_and_exits_0() {
     let p = offsets_partition(&group).await;
     let (_dir, store) = local_store();
     let follower = unique_name("follow-term-f");
-    // An hour: nothing is sealed on time, only by the SIGTERM.
-    let mut f = Follower::start(&store, &follower, &["--segment-interval", "1h"], &[]);
+    // An hour, and a memory bound far above what the shared broker's commit log holds:
+    // nothing is sealed on time or early, only by the SIGTERM.
+    let mut f = Follower::start(
+        &store,
+        &follower,
+        &["--segment-interval", "1h", "--max-buffered-bytes", "1GiB"],
+        &[],
+    );
     assert_eq!(
         f.reading(p).await,
         0,
@@ -101,7 +107,14 @@ async fn a_follower_killed_mid_segment_and_between_its_two_writes_resumes_with_n
     let archived_to = chain(&store, p).last().expect("a segment").next;
 
     // Continuous, holding two more commits unsealed when it is killed.
-    let mut f = Follower::start(&store, &follower, &["--segment-interval", "1h"], &[]);
+    // An hour, and a memory bound far above what the shared broker's commit log holds:
+    // nothing is sealed on time or early, only by the SIGTERM.
+    let mut f = Follower::start(
+        &store,
+        &follower,
+        &["--segment-interval", "1h", "--max-buffered-bytes", "1GiB"],
+        &[],
+    );
     assert_eq!(
         f.reading(p).await,
         archived_to,
