@@ -66,8 +66,14 @@ impl Follower {
             .env_remove("OFFSET_VAULT_BOOTSTRAP_SERVER")
             .env_remove("OFFSET_VAULT_CONNECT_URL")
             .env_remove("OFFSET_VAULT_STORE")
-            .env("OFFSET_VAULT_LOG", FOLLOW_LOG)
-            .stdin(Stdio::null())
+            .env("OFFSET_VAULT_LOG", FOLLOW_LOG);
+        Follower::spawn(cmd, env)
+    }
+
+    /// Starts `cmd` (the binary with its arguments) with the S3 environment and `env`, its
+    /// output collected.
+    pub fn spawn(mut cmd: Command, env: &[(&str, &str)]) -> Follower {
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         for (k, v) in s3::s3_env() {
@@ -76,7 +82,7 @@ impl Follower {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let mut child = cmd.spawn().expect("start offset-vault follow");
+        let mut child = cmd.spawn().expect("start offset-vault");
         let (stdout, stderr) = (Arc::default(), Arc::default());
         let readers = vec![
             collect(child.stdout.take().unwrap(), Arc::clone(&stdout)),

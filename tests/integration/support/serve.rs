@@ -2,16 +2,15 @@
 //! by Prometheus's own Python client), its leases, the snapshots it listed.
 
 use std::collections::BTreeMap;
-use std::process::{Command, Stdio};
-use std::sync::Arc;
+use std::process::Command;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::follower::{collect, Exited, Follower};
+use super::env;
+use super::follower::{Exited, Follower};
 use super::ov::{ov, with_services};
-use super::{env, s3};
 
 /// A free TCP port on 127.0.0.1 (bound, then released for the child to take).
 pub fn free_port() -> u16 {
@@ -31,28 +30,8 @@ pub fn start(store: &str, args: &[&str], env: &[(&str, &str)]) -> Follower {
         .env_remove("OFFSET_VAULT_STORE")
         .env_remove("OFFSET_VAULT_CONFIG")
         .env("XDG_CONFIG_HOME", "/nonexistent")
-        .env("OFFSET_VAULT_LOG", "info,librdkafka=off")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in s3::s3_env() {
-        cmd.env(k, v);
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().expect("start offset-vault serve");
-    let (stdout, stderr) = (Arc::default(), Arc::default());
-    let readers = vec![
-        collect(child.stdout.take().unwrap(), Arc::clone(&stdout)),
-        collect(child.stderr.take().unwrap(), Arc::clone(&stderr)),
-    ];
-    Follower {
-        child,
-        stderr,
-        stdout,
-        readers,
-    }
+        .env("OFFSET_VAULT_LOG", "info,librdkafka=off");
+    Follower::spawn(cmd, env)
 }
 
 /// One sample of a metric: its labels and value.
