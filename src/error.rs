@@ -41,6 +41,8 @@ pub mod exit {
     /// A reset or restore was applied and verified, but a connector or task failed while
     /// `--watch` followed it.
     pub const WATCH_FAILED: i32 = 16;
+    /// A plan file applied with --require-approvals lacks valid approvals; nothing was changed.
+    pub const APPROVAL: i32 = 17;
     /// Interrupted (Ctrl-C) before anything changed; connectors were resumed.
     pub const INTERRUPTED: i32 = 130;
 }
@@ -135,6 +137,9 @@ pub enum Error {
     #[error("{0}")]
     NotApplicable(String),
 
+    #[error("plan file {path} lacks the approvals it needs; nothing was changed:\n{}\nHave it approved with `offset-vault approve {path} --key KEY`", problems.iter().map(|p| format!("  - {p}")).collect::<Vec<_>>().join("\n"))]
+    Approval { path: String, problems: Vec<String> },
+
     #[error("{0}")]
     VerifyFailed(String),
 
@@ -180,6 +185,7 @@ impl Error {
             }
             Error::Blocked(_) => exit::BLOCKED,
             Error::NotApplicable(_) => exit::NOT_APPLICABLE,
+            Error::Approval { .. } => exit::APPROVAL,
             Error::VerifyFailed(_) => exit::VERIFY_FAILED,
             Error::OtherCluster { .. } => exit::OTHER_CLUSTER,
             Error::Internal(_) => exit::FAILURE,

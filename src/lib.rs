@@ -14,6 +14,7 @@
 //! - [`guard`]: what moved while `guard`'s command ran, summed up in bounded memory (pure).
 //! - [`retention`]: `prune`'s policy with restic's rules (pure), and deleting what it removes.
 //! - [`expiry`]: the expiry guard: Empty groups whose offsets the broker is about to expire.
+//! - [`sign`]: Ed25519 keys, detached signatures and the verdict on an object's signer.
 //! - [`log`]: the records of `__consumer_offsets`, decoded (pure); the base of the commit-log
 //!   archive.
 
@@ -32,6 +33,7 @@ pub mod progress;
 pub mod restore;
 pub mod retention;
 pub mod serve;
+pub mod sign;
 pub mod snapshot;
 pub mod store;
 pub mod timeutil;

@@ -8,6 +8,7 @@ use super::{Cli, Command, ListArgs, OutputFormat, ShowArgs, SnapshotArgs, Verify
 use crate::error::{exit, Result};
 use crate::kafka::KafkaClient;
 use crate::serve::metrics::{self, one_shot_textfile, Outcome};
+use crate::sign::Verdict;
 use crate::snapshot;
 use crate::snapshot::repo::{self, DayRange};
 use crate::store::Store;
@@ -31,6 +32,8 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Import(args) => super::archive::cmd_import(&cli, args).await,
         Command::Guard(args) => super::guard::cmd_guard(&cli, args).await,
         Command::Serve(args) => super::serve::cmd_serve(&cli, args).await,
+        Command::Keygen(args) => super::sign::cmd_keygen(&cli, args),
+        Command::Approve(args) => super::sign::cmd_approve(&cli, args),
         Command::Config(command) => super::config::run(&cli, command),
         Command::Completions(args) => super::completions::cmd_completions(args),
         Command::Man(args) => super::completions::cmd_man(args),
@@ -39,7 +42,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
 
 /// The store, to read from (a missing local directory is an error).
 pub(super) fn open_store(cli: &Cli) -> Result<Store> {
-    Store::open_existing(cli.global.store_url()?, cli.global.timeout)
+    cli.global.open_existing_store()
 }
 
 async fn cmd_snapshot(cli: &Cli, args: &SnapshotArgs) -> Result<i32> {
@@ -68,7 +71,7 @@ async fn snapshot(cli: &Cli, args: &SnapshotArgs, taken: &mut Option<(i64, i64)>
     let connect = cli.global.connect_clients()?;
     let opts = args.capture_options(connect.len())?;
     let settings = cli.global.kafka_settings()?;
-    let store = Store::open(cli.global.store_url()?, cli.global.timeout)?;
+    let store = cli.global.open_store()?;
     if args.include_secrets {
         tracing::warn!(
             "--include-secrets: connector configs are stored with their secrets in clear"
@@ -182,6 +185,7 @@ fn print_show_json(opened: &repo::Opened) -> Result<()> {
     struct Doc<'a> {
         schema_version: u32,
         manifest: &'a crate::snapshot::Manifest,
+        signature: &'a crate::sign::Verdict,
         groups: &'a crate::format::json::SeqOf<'a, crate::snapshot::GroupSnapshot>,
         connectors: &'a [crate::snapshot::ConnectorSnapshot],
     }
@@ -192,6 +196,7 @@ fn print_show_json(opened: &repo::Opened) -> Result<()> {
     let doc = Doc {
         schema_version: crate::cli::schema::SCHEMA_VERSION,
         manifest: &opened.manifest,
+        signature: &opened.signature,
         groups: &seq,
         connectors: &opened.connectors,
     };
@@ -212,7 +217,9 @@ fn print_show_json(opened: &repo::Opened) -> Result<()> {
 /// data files and recorded gaps do not).
 async fn cmd_verify(cli: &Cli, args: &VerifyArgs) -> Result<i32> {
     let store = open_store(cli)?;
-    let mut results = Vec::new();
+    let enforcing = store.keys().enforcing();
+    // (id, content problems, signature)
+    let mut results: Vec<(String, Vec<String>, Verdict)> = Vec::new();
     let mut log = None;
     if args.all {
         let all = repo::list(&store, DayRange::default()).await?;
@@ -220,24 +227,44 @@ async fn cmd_verify(cli: &Cli, args: &VerifyArgs) -> Result<i32> {
         for listed in all {
             let problems = repo::verify_listed(&store, &listed).await;
             crate::progress::advance(1);
-            results.push((listed.id, problems));
+            results.push((listed.id, problems, listed.signature));
         }
         crate::progress::finish();
         log = Some(crate::log::verify::verify(&store).await?);
     } else {
         let id = args.id.as_deref().unwrap_or_default();
         let manifest = repo::resolve(&store, id).await?;
+        let signature = repo::signature(&store, &manifest).await?;
         let (_, problems) = repo::check(&store, &manifest).await;
-        results.push((manifest.meta.id, problems));
+        results.push((manifest.meta.id, problems, signature));
     }
-    let failed = results.iter().filter(|(_, p)| !p.is_empty()).count();
+    // Content problems and broken signatures are corruption; unsigned and untrusted snapshots
+    // are counted apart (they fail verification only when trusted keys are configured).
+    let corrupt = |(_, p, v): &(String, Vec<String>, Verdict)| {
+        !p.is_empty() || matches!(v, Verdict::Invalid { .. })
+    };
+    let failed = results.iter().filter(|r| corrupt(r)).count();
+    let unsigned = results
+        .iter()
+        .filter(|(_, _, v)| matches!(v, Verdict::Unsigned))
+        .count();
+    let untrusted = results
+        .iter()
+        .filter(|(_, _, v)| matches!(v, Verdict::Untrusted { .. }))
+        .count();
+    let accepted = |v: &Verdict| !enforcing || v.refusal().is_none();
     match cli.global.output {
         OutputFormat::Json => {
             let mut doc = json!({
                 "verified": results.len(),
                 "failed": failed,
-                "snapshots": results.iter().map(|(id, problems)| json!({
-                    "id": id, "ok": problems.is_empty(), "problems": problems,
+                "unsigned": unsigned,
+                "untrusted": untrusted,
+                "snapshots": results.iter().map(|(id, problems, v)| json!({
+                    "id": id,
+                    "ok": problems.is_empty() && !matches!(v, Verdict::Invalid { .. }) && accepted(v),
+                    "problems": problems,
+                    "signature": v,
                 })).collect::<Vec<_>>(),
             });
             if let Some(l) = &log {
@@ -246,24 +273,41 @@ async fn cmd_verify(cli: &Cli, args: &VerifyArgs) -> Result<i32> {
             print_json(&doc)
         }
         OutputFormat::Table => {
-            for (id, problems) in &results {
-                if problems.is_empty() {
-                    crate::outln!("OK      {id}");
+            for r in &results {
+                let (id, problems, v) = r;
+                let word = if corrupt(r) {
+                    "FAILED"
+                } else if !accepted(v) {
+                    match v {
+                        Verdict::Unsigned => "UNSIGNED",
+                        _ => "UNTRUSTED",
+                    }
                 } else {
-                    crate::outln!("FAILED  {id}");
-                    for p in problems {
-                        crate::outln!("        - {p}");
+                    "OK"
+                };
+                crate::outln!("{word:<9} {id}  ({})", v.describe());
+                for p in problems {
+                    crate::outln!("          - {p}");
+                }
+                if let Some(why) = v.refusal().filter(|_| corrupt(r) || !accepted(v)) {
+                    if matches!(v, Verdict::Invalid { .. }) || enforcing {
+                        crate::outln!("          - {why}");
                     }
                 }
             }
-            crate::noteln!("{} snapshot(s) verified, {failed} failed", results.len());
+            crate::noteln!(
+                "{} snapshot(s) verified, {failed} failed, {unsigned} unsigned, {untrusted} signed by an untrusted key{}",
+                results.len(),
+                if enforcing { "" } else { " (no --trusted-key given: signatures are not required)" }
+            );
             if let Some(l) = &log {
                 print_log_report(l);
             }
         }
     }
     let log_ok = log.as_ref().is_none_or(|l| l.ok);
-    Ok(if failed == 0 && log_ok {
+    let refused = enforcing && (unsigned + untrusted) > 0;
+    Ok(if failed == 0 && log_ok && !refused {
         exit::OK
     } else {
         exit::INTEGRITY

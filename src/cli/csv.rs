@@ -17,7 +17,6 @@ use crate::snapshot::model::{
 };
 use crate::snapshot::repo;
 use crate::snapshot::{self, Captured};
-use crate::store::Store;
 
 pub async fn export(cli: &Cli, args: &ExportArgs) -> Result<i32> {
     let id = match (&args.id, &args.at) {
@@ -184,7 +183,7 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> Result<i32> {
     let by_group = csv_form::by_group(&file, &args.groups)?;
     let tags = super::parse_tags(&args.tags)?;
     let settings = cli.global.kafka_settings()?;
-    let store = Store::open(cli.global.store_url()?, cli.global.timeout)?;
+    let store = cli.global.open_store()?;
     crate::progress::stage("import: reading the live log ranges", 0);
     let kafka = KafkaClient::connect(settings).await?;
 

@@ -11,7 +11,6 @@ use super::{parse_duration, Cli, OutputFormat, SelectArgs};
 use crate::error::{exit, Result};
 use crate::expiry::{self, ExpiryOptions, ExpiryReport};
 use crate::kafka::KafkaClient;
-use crate::store::Store;
 
 pub const EXAMPLES: &str = "\
 Every Empty group whose first committed offset the broker removes within the margin
@@ -98,7 +97,7 @@ async fn run(cli: &Cli, args: &ExpiringArgs, near: &mut Option<i64>) -> Result<i
     let connect = cli.global.connect_clients()?;
     let opts = options(args, connect.len())?;
     let settings = cli.global.kafka_settings()?;
-    let store = Store::open(cli.global.store_url()?, cli.global.timeout)?;
+    let store = cli.global.open_store()?;
     let kafka = KafkaClient::connect(settings).await?;
     let report = expiry::guard(&kafka, &store, &connect, &opts).await?;
     *near = Some(report.groups.len() as i64);

@@ -13,7 +13,6 @@ use crate::error::{Error, Result};
 use crate::kafka::KafkaClient;
 use crate::log::follow::{follow, FollowOptions, Followed};
 use crate::serve::metrics::{self, one_shot_textfile, Outcome};
-use crate::store::Store;
 
 pub(super) const EXAMPLES: &str = "\
 Examples:
@@ -182,7 +181,7 @@ async fn run(cli: &Cli, args: &FollowArgs, followed: &mut Option<Followed>) -> R
         .follower
         .options(args.once, args.groups.clone(), args.group_pattern.clone())?;
     let settings = cli.global.kafka_settings()?;
-    let store = Store::open(cli.global.store_url()?, cli.global.timeout)?;
+    let store = cli.global.open_store()?;
     let kafka = KafkaClient::connect(settings).await?;
     let connect = cli.global.connect_clients()?;
     let stop = Arc::new(AtomicBool::new(false));

@@ -204,7 +204,7 @@ pub async fn cmd_guard(cli: &Cli, args: &GuardArgs) -> Result<i32> {
     validate(&selection, connect.len())?;
     let tags: BTreeMap<String, String> = super::parse_tags(&args.tags)?;
     let settings = g.kafka_settings()?;
-    let store = Store::open(g.store_url()?, g.timeout)?;
+    let store = g.open_store()?;
 
     let kafka = KafkaClient::connect(settings).await?;
     let opts = CaptureOptions {

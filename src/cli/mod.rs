@@ -18,9 +18,11 @@ mod reset;
 mod restore;
 pub mod schema;
 mod serve;
+mod sign;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -28,7 +30,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::connect::ConnectClient;
 use crate::error::{Error, Result};
 use crate::kafka::{ClientProperties, KafkaSettings};
+use crate::sign::{Keys, PublicKey, SecretKey};
 use crate::snapshot::{Format, Selection};
+use crate::store::Store;
 
 pub use commands::run;
 
@@ -52,6 +56,7 @@ Exit codes:
  14  restore applied and verified, but offsets moved again during --settle
  15  prune refused a group whose every snapshot the policy would remove (nothing of it deleted)
  16  reset or restore applied and verified, but a connector or task failed during --watch
+ 17  --from-plan with --require-approvals: too few valid approvals by trusted keys; nothing changed
 130  restore or reset interrupted (Ctrl-C) before anything changed; connectors were resumed";
 
 /// Back up Kafka consumer-group and Kafka Connect offsets as checksummed snapshots, and restore
@@ -160,6 +165,30 @@ pub struct GlobalArgs {
     #[arg(help_heading = "Output", short, long, global = true)]
     pub quiet: bool,
 
+    /// Sign every snapshot, commit-log segment, plan file and audit event written with this
+    /// Ed25519 secret key (a PEM file from `keygen`, or the PEM text itself).
+    #[arg(
+        help_heading = "Signing",
+        long,
+        global = true,
+        env = "OFFSET_VAULT_SIGNING_KEY",
+        value_name = "FILE",
+        hide_env_values = true
+    )]
+    pub signing_key: Option<String>,
+
+    /// Accept only snapshots, segments and plan files signed by this public key (repeatable, or
+    /// comma-separated): verify, show, diff, export and restore refuse anything else (exit 5).
+    #[arg(
+        help_heading = "Signing",
+        long,
+        global = true,
+        env = "OFFSET_VAULT_TRUSTED_KEYS",
+        value_delimiter = ',',
+        value_name = "FILE"
+    )]
+    pub trusted_key: Vec<String>,
+
     /// Configuration file with named contexts [default: $XDG_CONFIG_HOME/offset-vault/config.toml].
     #[arg(help_heading = "Connection", long, global = true, env = config::ENV_CONFIG, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -240,6 +269,13 @@ pub enum Command {
     /// replicas.
     #[command(after_long_help = serve::EXAMPLES)]
     Serve(Box<serve::ServeArgs>),
+    /// Approve a plan file with your key (a second pair of eyes; see restore
+    /// --require-approvals).
+    #[command(after_long_help = sign::APPROVE_EXAMPLES)]
+    Approve(sign::ApproveArgs),
+    /// Make an Ed25519 key pair for --signing-key and --trusted-key.
+    #[command(after_long_help = sign::KEYGEN_EXAMPLES)]
+    Keygen(sign::KeygenArgs),
     /// Show the effective settings, list the contexts, or switch the current context.
     #[command(subcommand, after_long_help = config::EXAMPLES)]
     Config(config::ConfigCommand),
@@ -539,6 +575,16 @@ pub struct RestoreArgs {
     /// cluster are checked, and nothing is applied if the plan computed now differs.
     #[arg(help_heading = "Snapshot", long, value_name = "FILE", conflicts_with_all = ["id", "latest", "before", "at", "include_undo", "include_pre_reset", "allow_partial", "groups", "connectors", "topics", "partitions", "on_out_of_range", "skip_missing", "allow_recreated_topics", "recreate_connectors", "connector_config_overrides", "stop_connectors", "allow_other_cluster", "by_timestamp", "plan_file"])]
     pub from_plan: Option<PathBuf>,
+    /// With --from-plan: apply it only with N valid approvals (`offset-vault approve`) by
+    /// trusted keys other than the plan author's; otherwise exit 17 and change nothing.
+    #[arg(
+        help_heading = "Snapshot",
+        long,
+        value_name = "N",
+        requires = "from_plan",
+        default_value_t = 0
+    )]
+    pub require_approvals: usize,
     /// Restore only this group (repeatable). Default: everything in the snapshot.
     #[arg(help_heading = "Selection", long = "group", value_name = "GROUP")]
     pub groups: Vec<String>,
@@ -703,6 +749,37 @@ impl GlobalArgs {
             .filter(|u| !u.trim().is_empty())
             .map(|u| ConnectClient::new(u.trim(), self.timeout))
             .collect()
+    }
+
+    /// The signing key and the trusted keys, read from their files.
+    pub fn keys(&self) -> Result<Arc<Keys>> {
+        let signer = match &self.signing_key {
+            Some(v) => {
+                let (source, text) = crate::sign::key_text("--signing-key", v)?;
+                Some(SecretKey::from_pem(&source, &text)?)
+            }
+            None => None,
+        };
+        let trusted = self
+            .trusted_key
+            .iter()
+            .filter(|v| !v.trim().is_empty())
+            .map(|v| {
+                let (source, text) = crate::sign::key_text("--trusted-key", v)?;
+                PublicKey::from_pem(&source, &text)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Arc::new(Keys::new(signer, trusted)))
+    }
+
+    /// Opens the store to read and write (a local directory is created), with the keys.
+    pub fn open_store(&self) -> Result<Store> {
+        Ok(Store::open(self.store_url()?, self.timeout)?.with_keys(self.keys()?))
+    }
+
+    /// Opens an existing store (a missing local directory is an error), with the keys.
+    pub fn open_existing_store(&self) -> Result<Store> {
+        Ok(Store::open_existing(self.store_url()?, self.timeout)?.with_keys(self.keys()?))
     }
 
     pub fn store_url(&self) -> Result<&str> {

@@ -156,6 +156,7 @@ pub fn list_json(listed: &[Listed]) -> Value {
                     "format": m.format,
                     "summary": m.summary,
                     "tags": m.meta.tags,
+                    "signature": l.signature,
                 }),
                 None => json!({
                     "id": l.id,
@@ -178,6 +179,7 @@ pub fn print_list(listed: &[Listed]) {
         "PARTITIONS",
         "CONNECTORS",
         "TAGS",
+        "SIGNED",
         "STATUS",
     ]);
     for l in listed {
@@ -191,6 +193,7 @@ pub fn print_list(listed: &[Listed]) {
                     m.summary.partitions.to_string(),
                     m.summary.connectors.to_string(),
                     tags_text(&m.meta.tags, ","),
+                    l.signature.describe(),
                     if m.meta.is_partial() {
                         "partial".into()
                     } else {
@@ -201,6 +204,7 @@ pub fn print_list(listed: &[Listed]) {
             None => {
                 t.add_row(vec![
                     l.id.clone(),
+                    String::new(),
                     String::new(),
                     String::new(),
                     String::new(),
@@ -290,6 +294,20 @@ fn show_line(widths: &[usize; 9], cells: &[String; 9]) -> String {
 
 /// Prints a verified snapshot: its header, then one line per partition, read from the offsets
 /// file twice (once to measure the columns, once to print), so no step holds all rows.
+/// A verdict for people: `trusted, key 1a2b...`.
+pub fn signature_text(v: &crate::sign::Verdict) -> String {
+    use crate::sign::Verdict;
+    match v {
+        Verdict::Unsigned => "unsigned".into(),
+        Verdict::Unverified { key_id } => {
+            format!("signed by key {key_id} (not checked: no --trusted-key given)")
+        }
+        Verdict::Trusted { key_id } => format!("signed by trusted key {key_id}"),
+        Verdict::Untrusted { key_id } => format!("signed by key {key_id}, NOT TRUSTED"),
+        Verdict::Invalid { .. } => format!("INVALID: {}", v.refusal().unwrap_or_default()),
+    }
+}
+
 pub fn print_snapshot(opened: &Opened) -> crate::error::Result<()> {
     let m = &opened.manifest;
     crate::outln!("snapshot   {}", m.meta.id);
@@ -300,6 +318,7 @@ pub fn print_snapshot(opened: &Opened) -> crate::error::Result<()> {
         m.meta.bootstrap_servers
     );
     crate::outln!("tool       offset-vault {}", m.meta.tool_version);
+    crate::outln!("signature  {}", signature_text(&opened.signature));
     crate::outln!(
         "kind       {}{}",
         m.meta.kind,

@@ -24,7 +24,6 @@ use crate::restore::review::{
 use crate::restore::targets::{parse_datetime, parse_iso_duration, parse_topic, Scenario, Scope};
 use crate::restore::{Choice, Eligible, OutOfRange, PlanOptions, RestoreRequest};
 use crate::snapshot::SnapshotKind;
-use crate::store::Store;
 
 pub(super) const EXAMPLES: &str = "\
 Examples:
@@ -126,6 +125,16 @@ pub struct ResetArgs {
     /// same request, and nothing is applied if a target differs.
     #[arg(help_heading = "Safety", long, value_name = "FILE", conflicts_with_all = ["groups", "group_pattern", "all_groups", "connectors", "all_connectors", "group_type", "topics", "all_topics", "to_earliest", "to_latest", "to_current", "to_offset", "shift_by", "to_datetime", "by_duration", "from_file", "on_out_of_range", "skip_missing", "stop_connectors", "plan_file"])]
     pub from_plan: Option<PathBuf>,
+    /// With --from-plan: apply it only with N valid approvals (`offset-vault approve`) by
+    /// trusted keys other than the plan author's; otherwise exit 17 and change nothing.
+    #[arg(
+        help_heading = "Safety",
+        long,
+        value_name = "N",
+        requires = "from_plan",
+        default_value_t = 0
+    )]
+    pub require_approvals: usize,
     /// Bound on waiting for a connector to stop and its group to empty.
     #[arg(help_heading = "Safety", long, default_value = "2m", value_parser = parse_duration)]
     pub wait_timeout: Duration,
@@ -362,6 +371,15 @@ async fn run(cli: &Cli, args: &ResetArgs, phase: &mut &'static str) -> Result<i3
         .as_deref()
         .map(|p| PlanFile::read(p, true))
         .transpose()?;
+    let keys = cli.global.keys()?;
+    if let (Some(f), Some(path)) = (&reviewed, &args.from_plan) {
+        crate::restore::approval::require(
+            f,
+            &path.display().to_string(),
+            &keys,
+            args.require_approvals,
+        )?;
+    }
     let spec = match &reviewed {
         Some(f) => f.body.reset.clone().expect("checked by read_plan_file"),
         None => spec(args, Utc::now(), cli.global.connect_clients()?.len())?,
@@ -370,10 +388,7 @@ async fn run(cli: &Cli, args: &ResetArgs, phase: &mut &'static str) -> Result<i3
     let clients = cli.global.connect_clients()?;
     // Only an executed reset writes (its pre-reset snapshot); a local store is created as
     // `snapshot` creates it.
-    let store = args
-        .execute
-        .then(|| Store::open(cli.global.store_url()?, cli.global.timeout))
-        .transpose()?;
+    let store = args.execute.then(|| cli.global.open_store()).transpose()?;
     *phase = "plan";
     let kafka = KafkaClient::connect(settings).await?;
     if let Some(f) = &reviewed {
@@ -407,7 +422,7 @@ async fn run(cli: &Cli, args: &ResetArgs, phase: &mut &'static str) -> Result<i3
         crate::alertln!("warning: {w}");
     }
     if let Some(path) = &args.plan_file {
-        write_plan_file(path, &kafka, &spec, &prepared)?;
+        write_plan_file(path, &kafka, &spec, &prepared, &keys)?;
     }
     let plan = &prepared.targets.plan;
     if !args.execute {
@@ -465,6 +480,7 @@ fn write_plan_file(
     kafka: &KafkaClient,
     spec: &ResetSpec,
     prepared: &PreparedReset,
+    keys: &crate::sign::Keys,
 ) -> Result<()> {
     let o = &prepared.options;
     let file = PlanFile::seal(PlanBody {
@@ -486,8 +502,7 @@ fn write_plan_file(
         plan: prepared.targets.plan.clone(),
         reset: Some(spec.clone()),
     });
-    std::fs::write(path, file.to_bytes())
-        .map_err(|e| Error::usage(format!("--plan-file {}: {e}", path.display())))?;
+    file.write(path, keys)?;
     crate::noteln!(
         "plan written to {}; apply exactly this reset with: offset-vault reset --from-plan {} --execute",
         path.display(),

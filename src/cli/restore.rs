@@ -269,6 +269,15 @@ async fn run(cli: &Cli, args: &RestoreArgs, phase: &mut &'static str) -> Result<
     // Validate everything that needs no I/O, then the store, then the snapshot, and only then
     // the cluster.
     let reviewed = read_plan_file(args)?;
+    let keys = cli.global.keys()?;
+    if let (Some(f), Some(path)) = (&reviewed, &args.from_plan) {
+        crate::restore::approval::require(
+            f,
+            &path.display().to_string(),
+            &keys,
+            args.require_approvals,
+        )?;
+    }
     let req = request(args, reviewed)?;
     let settings = cli.global.kafka_settings()?;
     let clients = cli.global.connect_clients()?;
@@ -310,8 +319,7 @@ async fn run(cli: &Cli, args: &RestoreArgs, phase: &mut &'static str) -> Result<
             plan: prepared.targets.plan.clone(),
             reset: None,
         });
-        std::fs::write(path, file.to_bytes())
-            .map_err(|e| Error::usage(format!("--plan-file {}: {e}", path.display())))?;
+        file.write(path, &keys)?;
         crate::noteln!(
             "plan written to {}; apply exactly this plan with: offset-vault restore --from-plan {} --execute",
             path.display(),

@@ -89,6 +89,9 @@ pub struct ListedComplete {
     pub format: String,
     pub summary: Open,
     pub tags: BTreeMap<String, String>,
+    /// Who signed the manifest: `unsigned`, `unverified` (signed; no trusted key given to check
+    /// it), `trusted`, `untrusted` or `invalid`.
+    pub signature: crate::sign::Verdict,
 }
 
 /// A snapshot folder without a (readable) manifest: never used for a restore.
@@ -118,6 +121,8 @@ pub enum ShowDoc {
 pub struct ShowSnapshotDoc {
     pub schema_version: u32,
     pub manifest: Open,
+    /// Who signed the manifest (see `list`).
+    pub signature: crate::sign::Verdict,
     pub groups: Vec<Open>,
     pub connectors: Vec<Open>,
 }
@@ -177,13 +182,51 @@ pub struct AtSource {
     pub committed: bool,
 }
 
+/// `keygen --output json`: the key pair written.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KeygenDoc {
+    pub schema_version: u32,
+    /// The id `list`, `show` and signatures name the key by.
+    pub key_id: String,
+    /// The secret key's file (mode 0600).
+    pub secret_key: String,
+    pub public_key: String,
+}
+
+/// `approve --output json`: the approval added to a plan file.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApproveDoc {
+    pub schema_version: u32,
+    /// The plan file.
+    pub plan: String,
+    /// The plan's checksum: what every signature in it signs.
+    pub sha256: String,
+    /// `restore` or `reset`.
+    pub kind: String,
+    pub snapshot_id: String,
+    pub cluster_id: String,
+    /// The author's signature as the configured keys judge it.
+    pub author: crate::sign::Verdict,
+    /// The key id of the approval just added.
+    pub approved_by: String,
+    /// The key ids of every approval in the file now.
+    pub approvals: Vec<String>,
+}
+
 /// `verify --output json`.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VerifyDoc {
     pub schema_version: u32,
     pub verified: u64,
+    /// Snapshots whose content or signature is broken (corrupted or changed).
     pub failed: u64,
+    /// Intact snapshots with no signature.
+    pub unsigned: u64,
+    /// Intact snapshots signed by a key that is not trusted.
+    pub untrusted: u64,
     pub snapshots: Vec<Verified>,
     /// With `--all`: the commit-log archive and the apply records.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -203,7 +246,7 @@ pub struct VerifiedLog {
     /// No problem (notes do not count).
     pub ok: bool,
     /// Kinds: checksum, content, missing-data, bad-manifest, overlap, unrecorded-gap,
-    /// bad-apply-record.
+    /// bad-apply-record, bad-signature; with trusted keys: unsigned, untrusted.
     pub problems: Vec<LogFinding>,
     /// Kinds: orphan (harmless, never read; prune removes it), recorded-gap.
     pub notes: Vec<LogFinding>,
@@ -225,8 +268,10 @@ pub struct LogFinding {
 #[serde(deny_unknown_fields)]
 pub struct Verified {
     pub id: String,
+    /// No problem, a valid signature if any, and a trusted one when trusted keys are given.
     pub ok: bool,
     pub problems: Vec<String>,
+    pub signature: crate::sign::Verdict,
 }
 
 /// `guard --output json`: the snapshot and how the command ended.
@@ -506,6 +551,8 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ("list.schema.json", one::<ListDoc>()),
         ("show.schema.json", one::<ShowDoc>()),
         ("verify.schema.json", one::<VerifyDoc>()),
+        ("keygen.schema.json", one::<KeygenDoc>()),
+        ("approve.schema.json", one::<ApproveDoc>()),
         ("restore.schema.json", one::<RestoreDoc>()),
         ("reset.schema.json", one::<ResetDoc>()),
         ("diff.schema.json", one::<DiffDoc>()),

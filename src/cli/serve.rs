@@ -382,13 +382,15 @@ pub async fn cmd_serve(cli: &Cli, args: &ServeArgs) -> Result<i32> {
             "the store holds a commit-log archive: the follower is on (--no-follow turns it off)"
         );
     }
-    let shared = Arc::new(Shared::new(
+    let mut shared = Shared::new(
         settings,
         connect.clone(),
         store_url,
         cli.global.timeout,
         textfile,
-    ));
+    );
+    shared.keys = cli.global.keys()?;
+    let shared = Arc::new(shared);
     crate::noteln!(
         "serving {} job(s){}{}; instance {}",
         first.jobs.len(),

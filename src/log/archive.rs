@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 pub use super::segment::Lane;
 use super::segment::{self, Row, SegmentMeta};
 use crate::error::{Error, Result};
+use crate::sign::Purpose;
 use crate::snapshot::manifest::sha256_hex;
 use crate::store::Store;
 
@@ -124,6 +125,22 @@ fn encode_json<T: Serialize>(value: &T) -> Result<Bytes> {
         .map_err(|e| Error::Internal(e.to_string()))
 }
 
+/// Fails with an integrity error when trusted keys are configured and no trusted key signed the
+/// index manifest `key` (read as `bytes`).
+pub async fn require_trusted(store: &Store, key: &str, bytes: &[u8]) -> Result<()> {
+    if !store.keys().enforcing() {
+        return Ok(());
+    }
+    let verdict = store.judge(key, bytes, Purpose::LogSegment).await?;
+    match verdict.refusal() {
+        None => Ok(()),
+        Some(why) => Err(Error::Integrity {
+            id: key.to_string(),
+            problems: vec![format!("commit-log segment manifest: {why}")],
+        }),
+    }
+}
+
 async fn manifests_under(store: &Store, prefix: &str) -> Result<Vec<(String, SegmentManifest)>> {
     let mut out = Vec::new();
     for o in store.list(prefix).await? {
@@ -131,6 +148,7 @@ async fn manifests_under(store: &Store, prefix: &str) -> Result<Vec<(String, Seg
             continue;
         }
         let bytes = store.get(&o.key).await?;
+        require_trusted(store, &o.key, &bytes).await?;
         let m: SegmentManifest = decode_json(&o.key, &bytes, "segment manifest")?;
         out.push((o.key, m));
     }
@@ -262,7 +280,10 @@ pub async fn publish(store: &Store, meta: &SegmentMeta, rows: &[Row]) -> Result<
         store.put_new(&file, Bytes::from(bytes)).await?;
     }
     crate::failpoint::hit("follow-before-segment-manifest");
-    match store.put_new(&index, encode_json(&manifest)?).await {
+    match store
+        .put_new_signed(&index, encode_json(&manifest)?, Purpose::LogSegment)
+        .await
+    {
         Ok(()) => Ok(Published::Written(manifest)),
         Err(e) => {
             if !store.exists(&index).await? {
@@ -305,7 +326,10 @@ pub async fn publish_gap(
         sha256: String::new(),
     };
     let index = manifest.key();
-    match store.put_new(&index, encode_json(&manifest)?).await {
+    match store
+        .put_new_signed(&index, encode_json(&manifest)?, Purpose::LogSegment)
+        .await
+    {
         Ok(()) => Ok(Published::Written(manifest)),
         Err(e) => {
             if !store.exists(&index).await? {

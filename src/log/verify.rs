@@ -16,6 +16,7 @@ use serde::Serialize;
 use super::archive::{index_prefix, Lane, SegmentManifest};
 use super::segment::{self, discontinuities, Discontinuity, SegmentMeta};
 use crate::restore::record::{ApplyRecord, APPLIES};
+use crate::sign::{Purpose, Verdict, SIG_SUFFIX};
 use crate::snapshot::manifest::sha256_hex;
 use crate::store::Store;
 
@@ -47,6 +48,12 @@ pub enum FindingKind {
     Orphan,
     /// A gap the follower recorded (note: `--at` refuses the instants that need it).
     RecordedGap,
+    /// An index manifest whose signature does not verify (changed after it was signed).
+    BadSignature,
+    /// With trusted keys configured: an index manifest with no signature.
+    Unsigned,
+    /// With trusted keys configured: an index manifest signed by a key that is not trusted.
+    Untrusted,
 }
 
 impl FindingKind {
@@ -290,9 +297,16 @@ pub async fn verify(store: &Store) -> crate::error::Result<LogReport> {
         let (p, m, c) = verify_lane(store, lane, data_prefix, &mut findings).await?;
         (partitions, manifest_count, checked) = (partitions + p, manifest_count + m, checked + c);
     }
-    let records = store.list(APPLIES).await?;
+    let records: Vec<_> = store
+        .list(APPLIES)
+        .await?
+        .into_iter()
+        .filter(|o| !o.key.ends_with(SIG_SUFFIX))
+        .collect();
     for o in &records {
-        findings.extend(check_apply_record(&o.key, &store.get(&o.key).await?));
+        let bytes = store.get(&o.key).await?;
+        findings.extend(check_apply_record(&o.key, &bytes));
+        findings.extend(signature_finding(store, &o.key, &bytes, Purpose::ApplyRecord).await?);
     }
     let mut report = LogReport::from_findings(findings);
     report.partitions = partitions;
@@ -300,6 +314,27 @@ pub async fn verify(store: &Store) -> crate::error::Result<LogReport> {
     report.segments_checked = checked;
     report.apply_records = records.len();
     Ok(report)
+}
+
+/// What the signature of the object `key` (read as `bytes`) says, as a finding: a signature that
+/// does not verify always, and with trusted keys configured an unsigned or untrusted object.
+async fn signature_finding(
+    store: &Store,
+    key: &str,
+    bytes: &[u8],
+    purpose: Purpose,
+) -> crate::error::Result<Option<Finding>> {
+    let verdict = store.judge(key, bytes, purpose).await?;
+    let enforcing = store.keys().enforcing();
+    let kind = match &verdict {
+        Verdict::Invalid { .. } => FindingKind::BadSignature,
+        Verdict::Unsigned if enforcing => FindingKind::Unsigned,
+        Verdict::Untrusted { .. } if enforcing => FindingKind::Untrusted,
+        _ => return Ok(None),
+    };
+    Ok(verdict
+        .refusal()
+        .map(|why| Finding::new(kind, None, key, why)))
 }
 
 /// The chains and data files of one lane; returns (partitions, manifests, segments hashed).
@@ -311,7 +346,11 @@ async fn verify_lane(
 ) -> crate::error::Result<(usize, usize, usize)> {
     let mut manifests = Vec::new();
     for o in store.list(&index_prefix(lane)).await? {
+        if o.key.ends_with(SIG_SUFFIX) {
+            continue;
+        }
         let bytes = store.get(&o.key).await?;
+        findings.extend(signature_finding(store, &o.key, &bytes, Purpose::LogSegment).await?);
         match serde_json::from_slice::<SegmentManifest>(&bytes) {
             Ok(m) => manifests.push((o.key, m)),
             Err(e) => findings.push(Finding::new(

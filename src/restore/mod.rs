@@ -2,6 +2,7 @@
 //! (with `execute`) stop connectors, take an undo snapshot, apply, verify, and resume.
 
 mod apply;
+pub mod approval;
 pub mod at;
 mod connector_plan;
 mod connectors;

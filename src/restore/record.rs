@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 pub use crate::log::applied::AppliedBy;
 use crate::log::applied::{Applied, AppliedRef};
+use crate::sign::Purpose;
 use crate::snapshot::manifest::{date_folder, sha256_hex};
 use crate::store::Store;
 
@@ -166,7 +167,11 @@ impl ApplyRecord {
 /// Writes a record (create-only) and returns its id.
 pub async fn write(store: &Store, record: &ApplyRecord) -> Result<String> {
     store
-        .put_new(&record.key(), Bytes::from(record.to_bytes()))
+        .put_new_signed(
+            &record.key(),
+            Bytes::from(record.to_bytes()),
+            Purpose::ApplyRecord,
+        )
         .await?;
     Ok(record.id())
 }
@@ -184,6 +189,15 @@ pub async fn read_all(store: &Store) -> Result<Vec<ApplyRecord>> {
     let mut out = Vec::with_capacity(keys.len());
     for key in keys {
         let bytes = store.get(&key).await?;
+        if store.keys().enforcing() {
+            let verdict = store.judge(&key, &bytes, Purpose::ApplyRecord).await?;
+            if let Some(why) = verdict.refusal() {
+                return Err(Error::Integrity {
+                    id: key,
+                    problems: vec![format!("apply record: {why}")],
+                });
+            }
+        }
         out.push(ApplyRecord::from_bytes(&key, &bytes)?);
     }
     Ok(out)

@@ -68,13 +68,31 @@ pub struct PlanFile {
     pub body: PlanBody,
     /// SHA-256 of the compact JSON of the body.
     pub sha256: String,
+    /// The author's signature and the approvals, each over `sha256` (so over the body); not
+    /// covered by the checksum, so approvals can be added to a sealed plan.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signatures: Vec<crate::sign::Signature>,
 }
 
 impl PlanFile {
     /// Seals a body with its checksum.
     pub fn seal(body: PlanBody) -> Self {
         let sha256 = body_digest(&body);
-        PlanFile { body, sha256 }
+        PlanFile {
+            body,
+            sha256,
+            signatures: Vec::new(),
+        }
+    }
+
+    /// Writes the plan file for `--plan-file`, signed by the author's key when one is set.
+    pub fn write(mut self, path: &std::path::Path, keys: &crate::sign::Keys) -> Result<()> {
+        if let Some(signer) = keys.signer() {
+            self.signatures
+                .push(signer.sign(crate::sign::Purpose::Plan, self.sha256.as_bytes()));
+        }
+        std::fs::write(path, self.to_bytes())
+            .map_err(|e| Error::usage(format!("--plan-file {}: {e}", path.display())))
     }
 
     pub fn to_bytes(&self) -> Vec<u8> {
@@ -339,4 +357,4 @@ fn compare_connectors(reviewed: &Plan, now: &Plan, changes: &mut Vec<String>) {
 
 #[cfg(test)]
 #[path = "review_tests.rs"]
-mod tests;
+pub(crate) mod tests;

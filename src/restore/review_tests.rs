@@ -150,6 +150,11 @@ fn comparing_connector_targets() {
     assert!(!compare(&a, &other_snapshot).is_same());
 }
 
+/// A sealed plan file, for the tests of other modules.
+pub(crate) fn sealed_plan() -> PlanFile {
+    PlanFile::seal(body())
+}
+
 fn body() -> PlanBody {
     PlanBody {
         kind: PLAN_KIND.into(),

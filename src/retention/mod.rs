@@ -286,6 +286,12 @@ async fn execute_log(store: &Store, plan: &log::LogPlan) -> LogPruned {
             }
             // A prune killed here leaves the data file as an orphan: never read, removed later.
             crate::failpoint::hit("prune-log-after-manifest");
+            // The manifest's signature, if it was signed; nothing reads it once the manifest
+            // is gone.
+            let sig = format!("{}{}", s.manifest, crate::sign::SIG_SUFFIX);
+            if let Err(e) = store.delete(&sig).await {
+                out.failed.push(fail(&sig, e));
+            }
             if !s.file.is_empty() {
                 if let Err(e) = store.delete(&s.file).await {
                     out.failed.push(fail(&s.file, e));
@@ -309,6 +315,10 @@ async fn execute_log(store: &Store, plan: &log::LogPlan) -> LogPruned {
         match store.delete(key).await {
             Ok(()) => out.apply_records.push(key.clone()),
             Err(e) => out.failed.push(fail(key, e)),
+        }
+        let sig = format!("{key}{}", crate::sign::SIG_SUFFIX);
+        if let Err(e) = store.delete(&sig).await {
+            out.failed.push(fail(&sig, e));
         }
     }
     out

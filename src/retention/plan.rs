@@ -309,6 +309,7 @@ mod tests {
             folder: "date=2027-01-01".into(),
             manifest: Some(m),
             problem: None,
+            signature: crate::sign::Verdict::Unsigned,
             files: vec![],
         }
     }
@@ -328,6 +329,7 @@ mod tests {
             id: id.into(),
             folder: "date=2027-01-01".into(),
             manifest: None,
+            signature: crate::sign::Verdict::Unsigned,
             problem: Some(if with_manifest {
                 "unreadable manifest: bad".into()
             } else {

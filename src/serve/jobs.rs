@@ -97,6 +97,8 @@ pub struct Shared {
     pub holder: String,
     /// Written after every run when set (`serve --metrics-textfile`).
     pub textfile: Option<std::path::PathBuf>,
+    /// The signing key and trusted keys every job's store uses.
+    pub keys: std::sync::Arc<crate::sign::Keys>,
 }
 
 impl Shared {
@@ -116,6 +118,7 @@ impl Shared {
             metrics: Metrics::new(),
             holder: lease::holder_id(),
             textfile,
+            keys: Default::default(),
         }
     }
 
@@ -138,7 +141,7 @@ impl Shared {
 
     /// The store of a job.
     pub fn store(&self, url: Option<&str>) -> Result<Store> {
-        Store::open(url.unwrap_or(&self.store_url), self.timeout)
+        Ok(Store::open(url.unwrap_or(&self.store_url), self.timeout)?.with_keys(self.keys.clone()))
     }
 
     /// Writes the metrics file, if there is one; a failure is logged, not fatal.

@@ -103,6 +103,9 @@ pub struct Chosen {
     pub manifest: Manifest,
     /// Why it was chosen, in words.
     pub because: String,
+    /// Newer snapshots the choice passed over because no trusted key signed them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub passed_over: Vec<repo::PassedOver>,
 }
 
 impl Chosen {
@@ -154,6 +157,7 @@ pub async fn choose(store: &Store, choice: &Choice, eligible: &Eligible) -> Resu
             return Ok(Chosen {
                 manifest,
                 because: format!("given by id {id}"),
+                passed_over: Vec::new(),
             });
         }
         Choice::Latest => (
@@ -169,13 +173,41 @@ pub async fn choose(store: &Store, choice: &Choice, eligible: &Eligible) -> Resu
             ),
         ),
     };
+    let (found, passed_over) = found;
+    for p in &passed_over {
+        tracing::warn!("passed over snapshot {}: {}", p.id, p.reason);
+    }
+    let untrusted = if passed_over.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " ({} newer snapshot(s) passed over, not signed by a trusted key: {})",
+            passed_over.len(),
+            passed_over
+                .iter()
+                .map(|p| p.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
     match found {
-        Some(manifest) => Ok(Chosen { manifest, because }),
+        Some(manifest) => Ok(Chosen {
+            manifest,
+            because: format!("{because}{untrusted}"),
+            passed_over,
+        }),
         None => Err(Error::NotFound {
             what: "snapshot",
-            name: format!("(the {because})"),
+            name: format!(
+                "(the {because}{})",
+                if store.keys().enforcing() {
+                    ", signed by a trusted key"
+                } else {
+                    ""
+                }
+            ),
             hint: format!(
-                " in {}; `offset-vault list` shows what is there{}",
+                " in {}{untrusted}; `offset-vault list` shows what is there{}",
                 store.url(),
                 if eligible.include_undo {
                     ""

@@ -19,14 +19,21 @@ use super::manifest::{
 use super::model::{ConnectorSnapshot, GroupSnapshot, SnapshotContent};
 use crate::error::{Error, Result};
 use crate::format;
+use crate::sign::{Purpose, Verdict};
 use crate::store::{Fetched, LocalFile, Object, Store};
 
 pub const SNAPSHOTS: &str = "snapshots";
+/// The manifest's detached signature.
+pub const MANIFEST_SIG: &str = "manifest.json.sig";
 
-/// Files a snapshot folder may hold besides its manifest's: create-only records written after the
-/// snapshot was sealed (`guard-exit-0.json`: how the command run by `guard` ended). They are not
-/// part of the snapshot's content and never change it.
+/// Files a snapshot folder may hold besides its manifest's: the manifest's detached signature
+/// (`manifest.json.sig`), and create-only records written after the snapshot was sealed
+/// (`guard-exit-0.json`: how the command run by `guard` ended). They are not part of the
+/// snapshot's content and never change it.
 pub fn is_sidecar(name: &str) -> bool {
+    if name == MANIFEST_SIG {
+        return true;
+    }
     name.strip_prefix("guard-")
         .and_then(|rest| rest.strip_suffix(".json"))
         .is_some_and(|status| !status.is_empty() && !status.contains('/'))
@@ -41,6 +48,8 @@ pub struct Listed {
     pub manifest: Option<Manifest>,
     /// Why the snapshot is incomplete or unreadable.
     pub problem: Option<String>,
+    /// Who signed the manifest, as far as the configured keys tell.
+    pub signature: Verdict,
     pub files: Vec<Object>,
 }
 
@@ -148,9 +157,10 @@ pub async fn write(
     manifest.files = entries;
     crate::failpoint::hit("snapshot-before-manifest");
     store
-        .put_new(
+        .put_new_signed(
             &format!("{folder}/{MANIFEST_FILE}"),
             Bytes::from(manifest.to_bytes()),
+            Purpose::SnapshotManifest,
         )
         .await?;
     Ok(manifest)
@@ -173,6 +183,46 @@ impl DayRange {
         };
         self.from.is_none_or(|f| day >= f) && self.to.is_none_or(|t| day <= t)
     }
+}
+
+/// The verdict on a manifest's signature; a signature that cannot be read is an invalid one.
+async fn judge_manifest(store: &Store, key: &str, bytes: &[u8]) -> Verdict {
+    store
+        .judge(key, bytes, Purpose::SnapshotManifest)
+        .await
+        .unwrap_or_else(|e| Verdict::Invalid {
+            key_id: None,
+            problem: format!("cannot read the signature: {e}"),
+        })
+}
+
+/// Reads a snapshot's manifest again, with its signature, and judges who signed it. The manifest
+/// read must be the one given: a manifest replaced in between is reported as invalid.
+pub async fn signature(store: &Store, manifest: &Manifest) -> Result<Verdict> {
+    let key = format!("{}/{MANIFEST_FILE}", folder_of(manifest));
+    let bytes = store.get(&key).await?;
+    if Manifest::from_bytes(&key, &bytes).ok().as_ref() != Some(manifest) {
+        return Ok(Verdict::Invalid {
+            key_id: None,
+            problem: "the manifest changed while it was being read".into(),
+        });
+    }
+    store.judge(&key, &bytes, Purpose::SnapshotManifest).await
+}
+
+/// Fails with an integrity error (nothing read further, nothing changed) when trusted keys are
+/// configured and the snapshot is not signed by one of them. Returns the verdict otherwise.
+pub async fn require_trusted(store: &Store, manifest: &Manifest) -> Result<Verdict> {
+    let verdict = signature(store, manifest).await?;
+    if store.keys().enforcing() {
+        if let Some(why) = verdict.refusal() {
+            return Err(Error::Integrity {
+                id: manifest.meta.id.clone(),
+                problems: vec![format!("manifest.json: {why}")],
+            });
+        }
+    }
+    Ok(verdict)
 }
 
 /// Lists the snapshots in the given days, newest first, reading each manifest.
@@ -205,15 +255,22 @@ async fn list_day(store: &Store, folder: &str) -> Result<Vec<Listed>> {
     let mut listed: Vec<Listed> = stream::iter(by_id.into_iter().rev())
         .map(|(id, files)| async move {
             let has_manifest = files.iter().any(|f| f.key.ends_with(MANIFEST_FILE));
+            let has_sig = files.iter().any(|f| f.key.ends_with(MANIFEST_SIG));
+            let mut signature = Verdict::Unsigned;
             let (manifest, problem) = if !has_manifest {
                 (None, Some("incomplete: no manifest".to_string()))
             } else {
                 let key = format!("{prefix}/{id}/{MANIFEST_FILE}");
                 match store.get(&key).await {
-                    Ok(bytes) => match Manifest::from_bytes(&key, &bytes) {
-                        Ok(m) => (Some(m), None),
-                        Err(e) => (None, Some(format!("unreadable manifest: {e}"))),
-                    },
+                    Ok(bytes) => {
+                        if has_sig {
+                            signature = judge_manifest(store, &key, &bytes).await;
+                        }
+                        match Manifest::from_bytes(&key, &bytes) {
+                            Ok(m) => (Some(m), None),
+                            Err(e) => (None, Some(format!("unreadable manifest: {e}"))),
+                        }
+                    }
                     Err(e) => (None, Some(format!("unreadable manifest: {e}"))),
                 }
             };
@@ -222,6 +279,7 @@ async fn list_day(store: &Store, folder: &str) -> Result<Vec<Listed>> {
                 folder: folder.to_string(),
                 manifest,
                 problem,
+                signature,
                 files,
             }
         })
@@ -276,13 +334,23 @@ pub async fn resolve(store: &Store, prefix: &str) -> Result<Manifest> {
     }
 }
 
-/// The newest complete snapshot created at or before `time` that `keep` accepts. Lists one day
-/// at a time, newest first, so only the days needed are read.
+/// A newer snapshot a choice passed over because of its signature.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct PassedOver {
+    pub id: String,
+    pub reason: String,
+}
+
+/// The newest complete snapshot created at or before `time` that `keep` accepts, and, when
+/// trusted keys are configured, that one of them signed. Lists one day at a time, newest first,
+/// so only the days needed are read. Also returns the newer snapshots `keep` accepted but that
+/// were passed over for their signature.
 pub async fn newest_before(
     store: &Store,
     time: Option<DateTime<Utc>>,
     keep: impl Fn(&Manifest) -> bool,
-) -> Result<Option<Manifest>> {
+) -> Result<(Option<Manifest>, Vec<PassedOver>)> {
+    let mut passed = Vec::new();
     let mut folders: Vec<String> = store.folders(SNAPSHOTS).await?;
     folders.sort_unstable_by(|a, b| b.cmp(a));
     let last_day = time.map(date_folder);
@@ -310,20 +378,26 @@ pub async fn newest_before(
                 }
             }
             let key = format!("{prefix}/{id}/{MANIFEST_FILE}");
-            let Ok(m) = store
-                .get(&key)
-                .await
-                .and_then(|bytes| Manifest::from_bytes(&key, &bytes))
-            else {
+            let Ok(bytes) = store.get(&key).await else {
+                continue;
+            };
+            let Ok(m) = Manifest::from_bytes(&key, &bytes) else {
                 // An unreadable manifest is not a snapshot to restore; `list` reports it.
                 continue;
             };
             if time.is_none_or(|t| m.meta.created_at <= t) && keep(&m) {
-                return Ok(Some(m));
+                if store.keys().enforcing() {
+                    let verdict = judge_manifest(store, &key, &bytes).await;
+                    if let Some(reason) = verdict.refusal() {
+                        passed.push(PassedOver { id, reason });
+                        continue;
+                    }
+                }
+                return Ok((Some(m), passed));
             }
         }
     }
-    Ok(None)
+    Ok((None, passed))
 }
 
 /// A snapshot whose files all matched its manifest and id when read. Its offsets file stays on
@@ -331,6 +405,8 @@ pub async fn newest_before(
 #[derive(Debug)]
 pub struct Opened {
     pub manifest: Manifest,
+    /// Who signed the manifest; with trusted keys configured, always a trusted key.
+    pub signature: Verdict,
     pub connectors: Vec<ConnectorSnapshot>,
     offsets: LocalFile,
     /// The offsets file as errors name it.
@@ -543,6 +619,7 @@ fn decode(
     if problems.is_empty() {
         Ok(Opened {
             manifest: manifest.clone(),
+            signature: Verdict::Unsigned,
             connectors,
             offsets,
             offsets_name: offsets_path,
@@ -555,11 +632,15 @@ fn decode(
     }
 }
 
-/// Opens a snapshot after verifying it; any problem is an integrity error and nothing is
-/// returned.
+/// Opens a snapshot after verifying it (and, when trusted keys are configured, its signer); any
+/// problem is an integrity error and nothing is returned.
 pub async fn open_verified(store: &Store, manifest: &Manifest) -> Result<Opened> {
+    let signature = require_trusted(store, manifest).await?;
     match check(store, manifest).await {
-        (Some(opened), problems) if problems.is_empty() => Ok(opened),
+        (Some(opened), problems) if problems.is_empty() => Ok(Opened {
+            signature,
+            ..opened
+        }),
         (_, problems) => Err(Error::Integrity {
             id: manifest.meta.id.clone(),
             problems,

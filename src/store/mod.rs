@@ -20,6 +20,7 @@ use object_store::{
 };
 
 use crate::error::{Error, Result};
+use crate::sign::{Keys, Purpose, Verdict, SIG_SUFFIX};
 
 mod delete;
 
@@ -68,6 +69,8 @@ pub struct Store {
     inner: Arc<dyn ObjectStore>,
     /// For local stores: the root directory, to set file modes.
     local_root: Option<PathBuf>,
+    /// The key objects are signed with, and the keys trusted when reading.
+    keys: Arc<Keys>,
 }
 
 fn local_root(url: &str) -> Option<PathBuf> {
@@ -119,6 +122,7 @@ impl Store {
                 url: url.to_string(),
                 inner: Arc::new(fs),
                 local_root: Some(root),
+                keys: Arc::default(),
             });
         }
         let parsed = url::Url::parse(url)
@@ -169,6 +173,7 @@ impl Store {
             url: url.to_string(),
             inner,
             local_root: None,
+            keys: Arc::default(),
         })
     }
 
@@ -183,7 +188,41 @@ impl Store {
             url: url.to_string(),
             inner,
             local_root: None,
+            keys: Arc::default(),
         }
+    }
+
+    /// The same store, signing with and trusting `keys`.
+    pub fn with_keys(mut self, keys: Arc<Keys>) -> Self {
+        self.keys = keys;
+        self
+    }
+
+    /// The keys this store signs with and trusts.
+    pub fn keys(&self) -> &Keys {
+        &self.keys
+    }
+
+    /// Writes an object that must not exist yet, preceded by its detached signature
+    /// (`KEY.sig`) when a signing key is set: an object is never visible before its signature.
+    pub async fn put_new_signed(&self, key: &str, bytes: Bytes, purpose: Purpose) -> Result<()> {
+        if let Some(signer) = self.keys.signer() {
+            let sig = signer.sign(purpose, &bytes);
+            self.put_new(&format!("{key}{SIG_SUFFIX}"), Bytes::from(sig.to_bytes()))
+                .await?;
+        }
+        self.put_new(key, bytes).await
+    }
+
+    /// The verdict on the signature of an object whose bytes were read as `bytes`.
+    pub async fn judge(&self, key: &str, bytes: &[u8], purpose: Purpose) -> Result<Verdict> {
+        let sig_key = format!("{key}{SIG_SUFFIX}");
+        let sig = match self.get(&sig_key).await {
+            Ok(b) => Some(b),
+            Err(Error::NotFound { .. }) => None,
+            Err(e) => return Err(e),
+        };
+        Ok(self.keys.judge(purpose, bytes, sig.as_deref()))
     }
 
     fn err(&self, key: &str, e: object_store::Error) -> Error {

@@ -21,6 +21,7 @@ mod reset;
 mod restore;
 mod serve;
 mod serve_s3;
+mod signing;
 mod snapshot;
 mod support;
 mod trust;

@@ -156,6 +156,10 @@ pub struct Context {
     pub properties: BTreeMap<String, String>,
     pub output: Option<Spanned<String>>,
     pub timeout: Option<Spanned<String>>,
+    /// `--signing-key`: a PEM file (relative to the configuration file).
+    pub signing_key: Option<PathBuf>,
+    /// `--trusted-key`: PEM files (relative to the configuration file).
+    pub trusted_keys: Option<Vec<PathBuf>>,
 }
 
 /// A string or a list of strings (`connect-url`).
@@ -368,9 +372,15 @@ fn merge(
     let with = |v: Option<String>, id: &str| v.map(|v| (v, src(id).unwrap_or(Source::Flag)));
     let mut origin = |setting: &str, pick: Option<(String, Source)>| -> Option<String> {
         let (value, source) = pick?;
+        // A key given as PEM text (from a variable) is never shown.
+        let shown = if value.trim_start().starts_with("-----BEGIN") {
+            "(PEM text, not shown)".to_string()
+        } else {
+            value.clone()
+        };
         applied.origins.push(Origin {
             setting: setting.into(),
-            value: value.clone(),
+            value: shown,
             source,
         });
         Some(value)
@@ -413,6 +423,34 @@ fn merge(
     let picked = resolve(with(file, "command_config"), ctx_file, None);
     applied.command_config_from_context = matches!(picked, Some((_, Source::Context { .. })));
     g.command_config = origin("command-config", picked).map(PathBuf::from);
+    let in_base = |p: &PathBuf| match base {
+        Some(b) if p.is_relative() => b.join(p),
+        _ => p.clone(),
+    };
+    g.signing_key = origin(
+        "signing-key",
+        resolve(
+            with(g.signing_key.take(), "signing_key"),
+            ctx.signing_key
+                .as_ref()
+                .map(|p| (in_base(p).display().to_string(), name)),
+            None,
+        ),
+    );
+    let keys = (!g.trusted_key.is_empty()).then(|| g.trusted_key.join(","));
+    let ctx_keys = ctx.trusted_keys.as_ref().map(|ks| {
+        let paths: Vec<String> = ks
+            .iter()
+            .map(|p| in_base(p).display().to_string())
+            .collect();
+        (paths.join(","), name)
+    });
+    g.trusted_key = origin(
+        "trusted-keys",
+        resolve(with(keys, "trusted_key"), ctx_keys, None),
+    )
+    .map(|k| k.split(',').map(String::from).collect())
+    .unwrap_or_default();
     for (k, v) in &ctx.properties {
         applied.properties.push(format!("{k}={v}"));
         origin(

@@ -1,0 +1,166 @@
+//! `keygen`: a signing key pair.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::json;
+
+use super::output::print_json;
+use super::{Cli, OutputFormat};
+use crate::error::{exit, Result};
+
+pub const KEYGEN_EXAMPLES: &str = "\
+Examples:
+  # A key pair for the CI job that takes snapshots: ci.key (secret, mode 0600) and ci.pub;
+  # it then signs with --signing-key ci.key, and readers trust it with --trusted-key ci.pub
+  offset-vault keygen --out /etc/offset-vault/ci
+  offset-vault keygen --out ./alice --output json";
+
+#[derive(Debug, Args)]
+pub struct KeygenArgs {
+    /// Write the secret key to PREFIX.key (owner-only, never overwritten) and the public key to
+    /// PREFIX.pub.
+    #[arg(long, value_name = "PREFIX")]
+    pub out: PathBuf,
+}
+
+pub fn cmd_keygen(cli: &Cli, args: &KeygenArgs) -> Result<i32> {
+    let key = crate::sign::keygen(&args.out)?;
+    let name = args.out.file_name().unwrap_or_default().to_string_lossy();
+    let secret = args.out.with_file_name(format!("{name}.key"));
+    let public = args.out.with_file_name(format!("{name}.pub"));
+    match cli.global.output {
+        OutputFormat::Json => print_json(&json!({
+            "key_id": key.id(),
+            "secret_key": secret,
+            "public_key": public,
+        })),
+        OutputFormat::Table => {
+            crate::outln!("key id      {}", key.id());
+            crate::outln!(
+                "secret key  {} (keep it secret: it signs)",
+                secret.display()
+            );
+            crate::outln!(
+                "public key  {} (give it to whoever verifies)",
+                public.display()
+            );
+        }
+    }
+    Ok(exit::OK)
+}
+
+pub const APPROVE_EXAMPLES: &str = "\
+Examples:
+  # Review and approve a plan written with restore --plan-file P --signing-key alice.key;
+  # restore --from-plan P --require-approvals 1 then applies it
+  offset-vault approve billing.plan --key bob.key --trusted-key alice.pub
+
+  # The approver's key from the environment (a path or the PEM text)
+  OFFSET_VAULT_APPROVER_KEY=/run/secrets/bob.key offset-vault approve billing.plan";
+
+#[derive(Debug, Args)]
+pub struct ApproveArgs {
+    /// The plan file (written by restore or reset --plan-file).
+    #[arg(value_name = "PLAN")]
+    pub plan: PathBuf,
+    /// The approver's Ed25519 secret key (a PEM file from `keygen`, or the PEM text itself).
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "OFFSET_VAULT_APPROVER_KEY",
+        hide_env_values = true
+    )]
+    pub key: String,
+}
+
+/// Adds an approval to a plan file, after showing what is approved. The file is replaced
+/// atomically: it holds either the old approvals or all of them.
+pub fn cmd_approve(cli: &Cli, args: &ApproveArgs) -> Result<i32> {
+    use crate::restore::review::PlanFile;
+    let path = &args.plan;
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| crate::error::Error::ReadFile {
+        path: path.clone(),
+        source,
+    })?;
+    let mut file = PlanFile::from_bytes(&name, &bytes)?;
+    let (source, text) = crate::sign::key_text("--key", &args.key)?;
+    let key = crate::sign::SecretKey::from_pem(&source, &text)?;
+    let keys = cli.global.keys()?;
+    crate::restore::approval::approve(&mut file, &name, &key, &keys)?;
+    let trust = crate::restore::approval::judge(&file, &keys);
+    write_atomically(path, &file.to_bytes())?;
+    let b = &file.body;
+    let s = &b.plan.summary;
+    let kind = if b.reset.is_some() {
+        "reset"
+    } else {
+        "restore"
+    };
+    match cli.global.output {
+        OutputFormat::Json => print_json(&json!({
+            "plan": name,
+            "sha256": file.sha256,
+            "kind": kind,
+            "snapshot_id": b.snapshot_id,
+            "cluster_id": b.cluster_id,
+            "author": trust.author,
+            "approved_by": key.id(),
+            "approvals": file.signatures.iter()
+                .filter(|s| s.purpose == crate::sign::Purpose::PlanApproval)
+                .map(|s| s.key_id.clone())
+                .collect::<Vec<_>>(),
+        })),
+        OutputFormat::Table => {
+            crate::outln!("approved   {name} (sha256 {})", file.sha256);
+            crate::outln!(
+                "plan       {kind} of {} on cluster {} ({}), made {}",
+                b.snapshot_id,
+                b.cluster_id,
+                b.bootstrap_servers,
+                b.created_at.to_rfc3339()
+            );
+            crate::outln!(
+                "changes    {} partition(s) of {} group(s): {} record(s) to reprocess, {} to skip",
+                s.changes,
+                s.groups,
+                s.reprocess,
+                s.skip
+            );
+            crate::outln!(
+                "author     {}",
+                super::output::signature_text(&trust.author)
+            );
+            crate::outln!("by         key {}", key.id());
+            crate::outln!(
+                "approvals  {} in the file",
+                file.signatures
+                    .iter()
+                    .filter(|s| s.purpose == crate::sign::Purpose::PlanApproval)
+                    .count()
+            );
+        }
+    }
+    Ok(exit::OK)
+}
+
+fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let fail = |e: &dyn std::fmt::Display| {
+        crate::error::Error::usage(format!(
+            "cannot write {}: {e}; the plan file is unchanged",
+            path.display()
+        ))
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| fail(&e))?;
+    tmp.write_all(bytes)
+        .and_then(|_| tmp.as_file().sync_all())
+        .map_err(|e| fail(&e))?;
+    tmp.persist(path).map_err(|e| fail(&e.error))?;
+    Ok(())
+}
