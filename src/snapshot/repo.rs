@@ -798,4 +798,60 @@ mod tests {
             "{problems:?}"
         );
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        /// With a trusted key, a change of any byte of any file of a signed snapshot (its
+        /// manifest and signature included) is refused before anything is read from it.
+        #[test]
+        fn any_changed_byte_of_a_signed_snapshot_is_refused(
+            json in proptest::prelude::any::<bool>(),
+            file in proptest::prelude::any::<proptest::sample::Index>(),
+            at in proptest::prelude::any::<proptest::sample::Index>(),
+            flip in 1u8..=255,
+        ) {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            rt.block_on(async {
+                let dir = tempfile::tempdir().unwrap();
+                let key = crate::sign::SecretKey::generate().unwrap();
+                let keys = std::sync::Arc::new(crate::sign::Keys::new(Some(key.clone()), vec![key.public()]));
+                let store = store(&dir).with_keys(keys);
+                let format = if json { Format::Json } else { Format::Parquet };
+                let content = SnapshotContent { groups: vec![group("a", 2), group("b", 1)], connectors: vec![] };
+                let captured = Captured::from_content(meta(), format, content, vec![]).unwrap();
+                let manifest = crate::snapshot::write(&store, &captured).await.unwrap();
+                open_verified(&store, &manifest).await.unwrap();
+                let folder = dir.path().join(folder_of(&manifest));
+                let mut names: Vec<std::path::PathBuf> = std::fs::read_dir(&folder)
+                    .unwrap()
+                    .map(|e| e.unwrap().path())
+                    .collect();
+                names.sort();
+                let path = &names[file.index(names.len())];
+                let mut bytes = std::fs::read(path).unwrap();
+                let before = bytes.clone();
+                let i = at.index(bytes.len());
+                bytes[i] ^= flip;
+                std::fs::write(path, &bytes).unwrap();
+                let opened = match resolve(&store, &manifest.meta.id).await {
+                    Ok(m) => open_verified(&store, &m).await.map(|_| ()),
+                    Err(e) => Err(e),
+                };
+                // A signature file whose change leaves the same signature (JSON whitespace) still
+                // signs the same manifest.
+                let same_signature = path.ends_with(MANIFEST_SIG)
+                    && crate::sign::Signature::from_bytes(&bytes).ok()
+                        == crate::sign::Signature::from_bytes(&before).ok();
+                if same_signature {
+                    assert!(opened.is_ok(), "{opened:?}");
+                } else {
+                    let err = opened.expect_err(&format!("a changed byte in {} was accepted", path.display()));
+                    assert!(
+                        matches!(err.exit_code(), crate::error::exit::INTEGRITY | crate::error::exit::NOT_FOUND),
+                        "{err}"
+                    );
+                }
+            });
+        }
+    }
 }
