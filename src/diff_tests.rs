@@ -1,6 +1,6 @@
 use serde_json::{json, Value};
 
-use crate::snapshot::redact::REDACTED;
+use crate::redact::REDACTED;
 
 use super::*;
 

@@ -17,8 +17,8 @@ use proptest::prelude::*;
 
 use crate::error::Error;
 use crate::format::{csv, json, parquet as pq};
-use crate::kafka::group::GroupState;
-use crate::kafka::properties::ClientProperties;
+use crate::group_model::GroupState;
+use crate::settings::ClientProperties;
 use crate::snapshot::manifest::{Format, Manifest};
 use crate::snapshot::model::{GroupSnapshot, SnapshotMeta};
 use crate::store::Store;

@@ -5,6 +5,8 @@
 //!
 //! - [`kafka`]: group, offset and partition reads and commits (rdkafka, plus the admin calls it
 //!   lacks, in one small FFI module).
+//! - [`settings`], [`group_model`]: what both Kafka clients share: connection settings and
+//!   client properties, and the group data they report.
 //! - [`connect`]: the Kafka Connect REST API.
 //! - [`snapshot`]: the data model, ids, manifests, redaction, capture, and snapshot storage.
 //! - [`format`]: JSON and Parquet encodings.
@@ -25,14 +27,17 @@ pub mod error;
 pub mod expiry;
 pub mod failpoint;
 pub mod format;
+pub mod group_model;
 pub mod guard;
 pub mod kafka;
 pub mod live;
 pub mod log;
 pub mod progress;
+pub mod redact;
 pub mod restore;
 pub mod retention;
 pub mod serve;
+pub mod settings;
 pub mod sign;
 pub mod snapshot;
 pub mod store;

@@ -7,8 +7,8 @@ use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::redact::{is_secret_key, REDACTED};
 use crate::snapshot::model::ConnectorSnapshot;
-use crate::snapshot::redact::{is_secret_key, REDACTED};
 
 /// One side's view of a connector.
 #[derive(Debug, Clone, PartialEq)]

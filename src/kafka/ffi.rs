@@ -16,74 +16,14 @@ use rdkafka::client::Client;
 use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::ClientContext;
 
-use super::group::{DescribeError, GroupState, GroupType};
 use crate::error::{Error, Result};
+use crate::group_model::{
+    DescribeError, GroupDescription, GroupListing, GroupMember, GroupOffset, GroupState, GroupType,
+    OffsetQuery, PartitionAnswer,
+};
 
 /// librdkafka's "invalid offset" (`RD_KAFKA_OFFSET_INVALID`).
 const OFFSET_INVALID: i64 = -1001;
-
-/// One consumer group as listed by the cluster.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GroupListing {
-    pub group_id: String,
-    pub state: GroupState,
-    pub group_type: GroupType,
-    pub is_simple: bool,
-    /// The group's protocol type (`consumer`, `connect`, ...) where the listing says it; `None`
-    /// from librdkafka's listing, which does not.
-    pub protocol_type: Option<String>,
-}
-
-/// A member of a consumer group.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GroupMember {
-    pub member_id: String,
-    pub client_id: String,
-    pub host: String,
-}
-
-/// A described consumer group. `error` is set when the broker could not describe it; the
-/// state then says whether that means "not found" or "unknown".
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GroupDescription {
-    pub group_id: String,
-    pub state: GroupState,
-    pub group_type: GroupType,
-    pub is_simple: bool,
-    pub members: Vec<GroupMember>,
-    pub error: Option<DescribeError>,
-}
-
-/// A group's offset on one partition: as committed (read), or to commit.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GroupOffset {
-    pub topic: String,
-    pub partition: i32,
-    pub offset: i64,
-    pub leader_epoch: Option<i32>,
-    pub metadata: Option<String>,
-    /// Share groups only: the records at or above the start offset not yet acknowledged, as the
-    /// broker counts them.
-    pub lag: Option<i64>,
-}
-
-/// Which offset of a partition to look up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OffsetQuery {
-    Earliest,
-    Latest,
-    /// The first offset whose record timestamp is at or after this time (ms since the epoch).
-    Timestamp(i64),
-}
-
-/// The per-partition answer to a list-offsets or alter-offsets request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PartitionAnswer {
-    pub topic: String,
-    pub partition: i32,
-    /// The offset found, or the error the broker gave for this partition.
-    pub result: std::result::Result<i64, String>,
-}
 
 /// Owns a native object and frees it with the given function when dropped.
 struct Owned<T> {

@@ -3,8 +3,6 @@
 
 mod admin;
 mod ffi;
-pub mod group;
-pub mod properties;
 mod tail;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -18,11 +16,11 @@ use rdkafka::error::KafkaError;
 use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::{ClientContext, Message, Offset, TopicPartitionList};
 
-pub use ffi::{
-    GroupDescription, GroupListing, GroupMember, GroupOffset, OffsetQuery, PartitionAnswer,
+pub use crate::group_model::{
+    DescribeError, GroupDescription, GroupListing, GroupMember, GroupOffset, GroupState, GroupType,
+    OffsetQuery, PartitionAnswer,
 };
-pub use group::{DescribeError, GroupState, GroupType};
-pub use properties::ClientProperties;
+pub use crate::settings::{ClientProperties, KafkaSettings};
 pub use tail::{Assignment, PartitionRead, RawRecord, Starter, Tail, TailEvent};
 
 use crate::error::{Error, Result};
@@ -30,18 +28,6 @@ use crate::wire::Cluster;
 
 /// How many group-offset requests run at once.
 const GROUP_CONCURRENCY: usize = 8;
-
-/// Where and how to connect to Kafka.
-#[derive(Debug, Clone)]
-pub struct KafkaSettings {
-    pub bootstrap: String,
-    pub properties: ClientProperties,
-    /// Bound on each request, and on the first connection.
-    pub timeout: Duration,
-    /// Use the direct protocol path (batched offset reads, share groups, group configs) where
-    /// the settings allow it; `false` keeps everything on librdkafka.
-    pub direct: bool,
-}
 
 /// What [`KafkaClient::read_groups`] returns: the groups' descriptions, and each group's
 /// committed offsets (or why they could not be read).

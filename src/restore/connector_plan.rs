@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::plan::{LiveView, PlanOptions};
+use super::options::PlanOptions;
+use crate::live::LiveView;
 use crate::snapshot::model::ConnectorSnapshot;
 
 /// One source-partition of a connector, restored through the Connect REST API.

@@ -6,6 +6,7 @@ pub mod approval;
 pub mod at;
 mod connector_plan;
 mod connectors;
+pub mod options;
 pub mod outcome;
 pub mod plan;
 pub mod record;

@@ -12,13 +12,13 @@ use super::model::{
     ConnectorSnapshot, GroupSnapshot, Member, PartitionOffset, Selection, SnapshotContent,
     SnapshotKind, SnapshotMeta, TaskState, FORMAT_VERSION,
 };
-use super::redact::redact_config;
 use super::spill::{Spill, SpilledGroups};
 use crate::connect::{sink_group_id, ConnectClient, ConnectorInfo, ConnectorStatus, OffsetsAnswer};
 use crate::error::{Error, Result};
 use crate::kafka::{
     GroupDescription, GroupListing, GroupState, GroupType, KafkaClient, TopicPartition, Watermarks,
 };
+use crate::redact::redact_config;
 
 /// How many connector offset requests run at once.
 const CONNECT_CONCURRENCY: usize = 8;

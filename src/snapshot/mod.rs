@@ -1,10 +1,9 @@
-//! Snapshots: the data model, ids and manifests, redaction, capture, and storage in a store.
+//! Snapshots: the data model, ids and manifests, capture, and storage in a store.
 
 pub mod capture;
 pub mod choose;
 pub mod manifest;
 pub mod model;
-pub mod redact;
 pub mod repo;
 pub mod spill;
 

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use crate::kafka::group::{GroupState, GroupType};
+pub use crate::group_model::{GroupState, GroupType};
 
 /// Version of the snapshot file formats (`MAJOR.MINOR`). A reader accepts any minor version of
 /// the major version it knows: minor versions only add optional fields.
@@ -99,8 +99,8 @@ pub struct Member {
     pub host: String,
 }
 
-impl From<&crate::kafka::GroupMember> for Member {
-    fn from(m: &crate::kafka::GroupMember) -> Self {
+impl From<&crate::group_model::GroupMember> for Member {
+    fn from(m: &crate::group_model::GroupMember) -> Self {
         Member {
             member_id: m.member_id.clone(),
             client_id: m.client_id.clone(),

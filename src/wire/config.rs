@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::kafka::KafkaSettings;
+use crate::settings::KafkaSettings;
 
 use super::sasl::Mechanism;
 
@@ -160,7 +160,7 @@ impl WireConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kafka::ClientProperties;
+    use crate::settings::ClientProperties;
 
     fn settings(pairs: &[(&str, &str)]) -> KafkaSettings {
         let mut properties = ClientProperties::new();

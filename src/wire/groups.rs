@@ -19,7 +19,7 @@ use rdkafka::types::RDKafkaErrorCode;
 
 use super::{broker_error, code, Cluster};
 use crate::error::{Error, Result};
-use crate::kafka::{GroupMember, GroupOffset, GroupState, GroupType, PartitionAnswer};
+use crate::group_model::{GroupMember, GroupOffset, GroupState, GroupType, PartitionAnswer};
 
 /// How many groups one OffsetFetch or DescribeShareGroupOffsets request names.
 const GROUPS_PER_REQUEST: usize = 500;

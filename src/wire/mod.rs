@@ -21,7 +21,7 @@ pub use config::WireConfig;
 use conn::Connection;
 
 use crate::error::{Error, Result};
-use crate::kafka::KafkaSettings;
+use crate::settings::KafkaSettings;
 
 /// Kafka's error codes, by name where this module acts on them.
 pub mod code {

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 pub fn redacted(setting: &str, value: &str) -> String {
     let key = setting.strip_prefix("property ").unwrap_or(setting);
     let mut one = BTreeMap::from([(key.to_string(), value.to_string())]);
-    crate::snapshot::redact::redact_config(&mut one);
+    crate::redact::redact_config(&mut one);
     one.into_values().next().unwrap_or_default()
 }
 

@@ -14,8 +14,8 @@ use crate::diff::{
 use crate::error::{Error, Result};
 use crate::kafka::KafkaClient;
 use crate::live::LiveView;
+use crate::redact::redact_config;
 use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot};
-use crate::snapshot::redact::redact_config;
 use crate::snapshot::repo::Opened;
 
 /// A live connector's config, and the keys a snapshot would redact. The values stay as they

@@ -21,7 +21,7 @@ impl std::fmt::Debug for ClientProperties {
             .0
             .iter()
             .map(|(k, v)| {
-                let v = if crate::snapshot::redact::is_secret_key(k) {
+                let v = if crate::redact::is_secret_key(k) {
                     "<redacted>"
                 } else {
                     v.as_str()
