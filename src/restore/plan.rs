@@ -165,12 +165,7 @@ fn plan_partition(
         leader_epoch: target_in.leader_epoch,
         metadata: target_in.metadata.clone(),
     };
-    let missing = match live.topics.get(&tp.0) {
-        None => Some((Action::TopicMissing, "topic no longer exists")),
-        Some(&n) if tp.1 >= n => Some((Action::PartitionMissing, "partition no longer exists")),
-        _ => None,
-    };
-    if let Some((action, why)) = missing {
+    if let Some((action, why)) = missing(live, &tp) {
         p.target = None;
         p.leader_epoch = None;
         p.action = if opts.skip_missing {
@@ -181,11 +176,56 @@ fn plan_partition(
         p.note = Some(why.to_string());
         return p;
     }
-    let translated = live.translated.get(&(group.to_string(), tp.clone()));
-    let recreated = match (&target_in.topic_id, live.topic_ids.get(&tp.0)) {
+    if !retarget(&mut p, group, target_in, live, opts) {
+        return p;
+    }
+    if marks.log_start.is_none() || marks.log_end.is_none() {
+        p.action = Action::RangeUnknown;
+        p.note = Some(
+            "the partition's log range could not be read, so the target cannot be checked; run the command again"
+                .into(),
+        );
+        return p;
+    }
+    let Some(target) = fit_to_range(&mut p, target_in.offset, marks, opts.on_out_of_range) else {
+        return p;
+    };
+    if let Some(cur) = current {
+        p.reprocess = (cur - target).max(0);
+        p.skip = (target - cur).max(0);
+        if cur == target && p.action == Action::Reset {
+            p.action = Action::NoChange;
+        }
+    }
+    p
+}
+
+/// Why a partition of the snapshot has no live counterpart, if it has none.
+fn missing(live: &LiveView, tp: &TopicPartition) -> Option<(Action, &'static str)> {
+    match live.topics.get(&tp.0) {
+        None => Some((Action::TopicMissing, "topic no longer exists")),
+        Some(&n) if tp.1 >= n => Some((Action::PartitionMissing, "partition no longer exists")),
+        _ => None,
+    }
+}
+
+/// Applies what can change a partition's target before its range is checked: a topic recreated
+/// since the snapshot (refused unless allowed or translated by time), and a translation by
+/// record timestamp. Returns false when the partition's plan is final (refused).
+fn retarget(
+    p: &mut PartitionPlan,
+    group: &str,
+    target_in: &crate::snapshot::model::PartitionOffset,
+    live: &LiveView,
+    opts: &PlanOptions,
+) -> bool {
+    let topic = &target_in.topic;
+    let translated = live
+        .translated
+        .get(&(group.to_string(), (topic.clone(), target_in.partition)));
+    let recreated = match (&target_in.topic_id, live.topic_ids.get(topic)) {
         (Some(was), Some(now)) if was != now => Some(format!(
-            "topic {} was deleted and created again since the snapshot (id {was}, now {now})",
-            tp.0
+            "topic {topic} was deleted and created again since the snapshot (id {was}, now {now})"
         )),
         _ => None,
     };
@@ -197,7 +237,7 @@ fn plan_partition(
             p.note = Some(format!(
                 "{why}: its old offsets point at other records; restore by time with --by-timestamp (snapshots taken with --with-timestamps) or pass --allow-recreated-topics"
             ));
-            return p;
+            return false;
         }
         p.leader_epoch = None;
         p.note = Some(format!(
@@ -212,48 +252,45 @@ fn plan_partition(
     } else if live.by_timestamp {
         p.note = Some("no record timestamp in the snapshot: its offset is used as it is".into());
     }
-    let mut target = p.target.unwrap_or(target_in.offset);
-    if marks.log_start.is_none() || marks.log_end.is_none() {
-        p.action = Action::RangeUnknown;
-        p.note = Some(
-            "the partition's log range could not be read, so the target cannot be checked; run the command again"
-                .into(),
-        );
-        return p;
-    }
+    true
+}
+
+/// Checks the target against the live [log-start, log-end] range: out of range, the plan fails
+/// there or clamps it, as asked. Returns the target to commit, or `None` when the partition's
+/// plan fails.
+fn fit_to_range(
+    p: &mut PartitionPlan,
+    snapshot_offset: i64,
+    marks: crate::kafka::Watermarks,
+    on_out_of_range: OutOfRange,
+) -> Option<i64> {
+    let target = p.target.unwrap_or(snapshot_offset);
     let below = marks.log_start.filter(|s| target < *s);
     let above = marks.log_end.filter(|e| target > *e);
-    if let Some(bound) = below.or(above) {
-        let side = if below.is_some() {
-            "before log-start"
-        } else {
-            "after log-end"
-        };
-        match opts.on_out_of_range {
-            OutOfRange::Fail => {
-                p.action = Action::OutOfRange;
-                p.note = Some(format!(
-                    "target {target} is {side} {bound}; pass --on-out-of-range clamp to use {bound}"
-                ));
-                return p;
-            }
-            OutOfRange::Clamp => {
-                p.note = Some(format!("target {target} was {side}; clamped to {bound}"));
-                target = bound;
-                p.target = Some(bound);
-                p.leader_epoch = None;
-                p.action = Action::Clamped;
-            }
+    let Some(bound) = below.or(above) else {
+        return Some(target);
+    };
+    let side = if below.is_some() {
+        "before log-start"
+    } else {
+        "after log-end"
+    };
+    match on_out_of_range {
+        OutOfRange::Fail => {
+            p.action = Action::OutOfRange;
+            p.note = Some(format!(
+                "target {target} is {side} {bound}; pass --on-out-of-range clamp to use {bound}"
+            ));
+            None
+        }
+        OutOfRange::Clamp => {
+            p.note = Some(format!("target {target} was {side}; clamped to {bound}"));
+            p.target = Some(bound);
+            p.leader_epoch = None;
+            p.action = Action::Clamped;
+            Some(bound)
         }
     }
-    if let Some(cur) = current {
-        p.reprocess = (cur - target).max(0);
-        p.skip = (target - cur).max(0);
-        if cur == target && p.action == Action::Reset {
-            p.action = Action::NoChange;
-        }
-    }
-    p
 }
 
 /// A share group keeps acknowledgement state above its start offset, which setting the start
@@ -328,122 +365,19 @@ pub fn build(
     live: &LiveView,
     opts: &PlanOptions,
 ) -> Plan {
-    let mut problems = Vec::new();
     let connector_plans: Vec<ConnectorPlan> = connectors
         .iter()
         .map(|c| plan_connector(c, live, opts))
         .collect();
-    // Connectors whose restore stops them (or that are stopped already) own their group's safety.
-    let handled: BTreeSet<&str> = connector_plans
+    let mut problems = Vec::new();
+    let group_plans: Vec<GroupPlan> = groups
         .iter()
-        .filter(|c| c.problem.is_none() && c.blocked.is_none())
-        .map(|c| c.name.as_str())
+        .map(|g| {
+            let plan = plan_group(g, live, opts, &connector_plans);
+            problems.extend(group_problems(&plan));
+            plan
+        })
         .collect();
-
-    let mut group_plans = Vec::new();
-    for g in groups {
-        let lg = live
-            .groups
-            .get(&g.group_id)
-            .cloned()
-            .unwrap_or_else(|| LiveGroup {
-                state: GroupState::Unknown("the coordinator did not describe it".into()),
-                members: Vec::new(),
-                offsets: BTreeMap::new(),
-                share_lag: BTreeMap::new(),
-            });
-        let mut partitions: Vec<PartitionPlan> = g
-            .partitions
-            .iter()
-            .map(|t| {
-                let current = lg.offsets.get(&(t.topic.clone(), t.partition)).copied();
-                plan_partition(&g.group_id, t, live, current, opts)
-            })
-            .collect();
-        let in_snapshot: BTreeSet<TopicPartition> = g
-            .partitions
-            .iter()
-            .map(|p| (p.topic.clone(), p.partition))
-            .collect();
-        for ((topic, partition), offset) in &lg.offsets {
-            if !in_snapshot.contains(&(topic.clone(), *partition)) {
-                partitions.push(PartitionPlan {
-                    topic: topic.clone(),
-                    partition: *partition,
-                    current: Some(*offset),
-                    snapshot_offset: None,
-                    target: None,
-                    log_start: None,
-                    log_end: None,
-                    reprocess: 0,
-                    skip: 0,
-                    action: Action::NotInSnapshot,
-                    note: Some(OUTSIDE_TARGETS.into()),
-                    leader_epoch: None,
-                    metadata: None,
-                });
-            }
-        }
-        partitions.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
-        if g.group_type == GroupType::Share {
-            share_redelivery(&mut partitions, &lg.share_lag);
-        }
-        let warnings = group_warnings(g, &partitions);
-        let state = lg.state.clone();
-        let owned_by_handled = g.connector.as_deref().is_some_and(|c| handled.contains(c));
-        let blocked = match state.may_change() {
-            Ok(()) => None,
-            // Stopping a connector cannot make an unknown state known.
-            Err(why) if state.is_uncertain() => Some(format!(
-                "group {}: {why}; nothing can be changed until its state is known (check the cluster and run the command again)",
-                g.group_id
-            )),
-            Err(_) if owned_by_handled => None,
-            Err(_) => {
-            let who = describe_members(&lg.members);
-            let in_plan = |c: &str| connector_plans.iter().any(|p| p.name == c);
-            Some(match &g.connector {
-                Some(c) => format!(
-                    "group {} is {state} with {} member(s) ({who}); it belongs to connector {c}: {} to stop it while its offsets change, or stop it first (PUT /connectors/{c}/stop)",
-                    g.group_id,
-                    lg.members.len(),
-                    if in_plan(c) {
-                        "pass --stop-connectors".to_string()
-                    } else {
-                        format!("add --connector {c} --stop-connectors")
-                    }
-                ),
-                None => format!(
-                    "group {} is {state} with {} member(s) ({who}); stop those consumers and wait until the group is Empty, then run the command again",
-                    g.group_id,
-                    lg.members.len()
-                ),
-            })
-            }
-        };
-        for p in partitions.iter().filter(|p| p.action.fails()) {
-            problems.push(format!(
-                "{} {}[{}]: {}",
-                g.group_id,
-                p.topic,
-                p.partition,
-                p.note.clone().unwrap_or_default()
-            ));
-        }
-        if let Some(b) = &blocked {
-            problems.push(b.clone());
-        }
-        group_plans.push(GroupPlan {
-            group_id: g.group_id.clone(),
-            group_type: g.group_type,
-            warnings,
-            state,
-            members: lg.members.clone(),
-            connector: g.connector.clone(),
-            blocked,
-            partitions,
-        });
-    }
     for c in &connector_plans {
         problems.extend(
             c.problem
@@ -452,33 +386,7 @@ pub fn build(
         );
         problems.extend(c.blocked.iter().cloned());
     }
-
-    let all_parts = group_plans.iter().flat_map(|g| &g.partitions);
-    let summary = PlanSummary {
-        groups: group_plans.len(),
-        partitions: all_parts.clone().count(),
-        changes: all_parts
-            .clone()
-            .filter(|p| matches!(p.action, Action::Reset | Action::Clamped))
-            .count(),
-        reprocess: all_parts
-            .clone()
-            .filter(|p| p.action.commits())
-            .map(|p| p.reprocess)
-            .sum(),
-        skip: all_parts
-            .clone()
-            .filter(|p| p.action.commits())
-            .map(|p| p.skip)
-            .sum(),
-        failing: all_parts.filter(|p| p.action.fails()).count(),
-        blocked: group_plans.iter().filter(|g| g.blocked.is_some()).count()
-            + connector_plans
-                .iter()
-                .filter(|c| c.blocked.is_some())
-                .count(),
-        connectors: connector_plans.len(),
-    };
+    let summary = summarize(&group_plans, &connector_plans);
     Plan {
         snapshot_id: snapshot_id.to_string(),
         applicable: summary.failing == 0 && connector_plans.iter().all(|c| c.problem.is_none()),
@@ -487,6 +395,173 @@ pub fn build(
         connectors: connector_plans,
         summary,
         problems,
+    }
+}
+
+/// One group's plan: its partitions, and whether its state blocks the change.
+fn plan_group(
+    g: &GroupSnapshot,
+    live: &LiveView,
+    opts: &PlanOptions,
+    connector_plans: &[ConnectorPlan],
+) -> GroupPlan {
+    let lg = live
+        .groups
+        .get(&g.group_id)
+        .cloned()
+        .unwrap_or_else(|| LiveGroup {
+            state: GroupState::Unknown("the coordinator did not describe it".into()),
+            members: Vec::new(),
+            offsets: BTreeMap::new(),
+            share_lag: BTreeMap::new(),
+        });
+    let partitions = group_partitions(g, &lg, live, opts);
+    GroupPlan {
+        group_id: g.group_id.clone(),
+        group_type: g.group_type,
+        warnings: group_warnings(g, &partitions),
+        blocked: group_blocked(g, &lg, connector_plans),
+        state: lg.state,
+        members: lg.members,
+        connector: g.connector.clone(),
+        partitions,
+    }
+}
+
+/// The plan of every partition of a group: the snapshot's, then those the group has an offset
+/// for that the snapshot does not name (left as they are), in (topic, partition) order.
+fn group_partitions(
+    g: &GroupSnapshot,
+    lg: &LiveGroup,
+    live: &LiveView,
+    opts: &PlanOptions,
+) -> Vec<PartitionPlan> {
+    let mut partitions: Vec<PartitionPlan> = g
+        .partitions
+        .iter()
+        .map(|t| {
+            let current = lg.offsets.get(&(t.topic.clone(), t.partition)).copied();
+            plan_partition(&g.group_id, t, live, current, opts)
+        })
+        .collect();
+    let in_snapshot: BTreeSet<TopicPartition> = g
+        .partitions
+        .iter()
+        .map(|p| (p.topic.clone(), p.partition))
+        .collect();
+    for ((topic, partition), offset) in &lg.offsets {
+        if !in_snapshot.contains(&(topic.clone(), *partition)) {
+            partitions.push(PartitionPlan {
+                topic: topic.clone(),
+                partition: *partition,
+                current: Some(*offset),
+                snapshot_offset: None,
+                target: None,
+                log_start: None,
+                log_end: None,
+                reprocess: 0,
+                skip: 0,
+                action: Action::NotInSnapshot,
+                note: Some(OUTSIDE_TARGETS.into()),
+                leader_epoch: None,
+                metadata: None,
+            });
+        }
+    }
+    partitions.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+    if g.group_type == GroupType::Share {
+        share_redelivery(&mut partitions, &lg.share_lag);
+    }
+    partitions
+}
+
+/// Why a group's state blocks the change, if it does. A group that must be Empty but is not is
+/// fine when a connector of the plan that will be stopped owns it.
+fn group_blocked(
+    g: &GroupSnapshot,
+    lg: &LiveGroup,
+    connector_plans: &[ConnectorPlan],
+) -> Option<String> {
+    let state = &lg.state;
+    // Connectors whose restore stops them (or that are stopped already) own their group's safety.
+    let handled = |c: &str| {
+        connector_plans
+            .iter()
+            .any(|p| p.name == c && p.problem.is_none() && p.blocked.is_none())
+    };
+    let why = match state.may_change() {
+        Ok(()) => return None,
+        Err(why) => why,
+    };
+    // Stopping a connector cannot make an unknown state known.
+    if state.is_uncertain() {
+        return Some(format!(
+            "group {}: {why}; nothing can be changed until its state is known (check the cluster and run the command again)",
+            g.group_id
+        ));
+    }
+    if g.connector.as_deref().is_some_and(handled) {
+        return None;
+    }
+    let who = describe_members(&lg.members);
+    let in_plan = |c: &str| connector_plans.iter().any(|p| p.name == c);
+    Some(match &g.connector {
+        Some(c) => format!(
+            "group {} is {state} with {} member(s) ({who}); it belongs to connector {c}: {} to stop it while its offsets change, or stop it first (PUT /connectors/{c}/stop)",
+            g.group_id,
+            lg.members.len(),
+            if in_plan(c) {
+                "pass --stop-connectors".to_string()
+            } else {
+                format!("add --connector {c} --stop-connectors")
+            }
+        ),
+        None => format!(
+            "group {} is {state} with {} member(s) ({who}); stop those consumers and wait until the group is Empty, then run the command again",
+            g.group_id,
+            lg.members.len()
+        ),
+    })
+}
+
+/// The plan's problems from one group: each failing partition, then the block.
+fn group_problems(g: &GroupPlan) -> Vec<String> {
+    g.partitions
+        .iter()
+        .filter(|p| p.action.fails())
+        .map(|p| {
+            format!(
+                "{} {}[{}]: {}",
+                g.group_id,
+                p.topic,
+                p.partition,
+                p.note.clone().unwrap_or_default()
+            )
+        })
+        .chain(g.blocked.clone())
+        .collect()
+}
+
+/// The totals of a plan.
+fn summarize(group_plans: &[GroupPlan], connector_plans: &[ConnectorPlan]) -> PlanSummary {
+    let all_parts = group_plans.iter().flat_map(|g| &g.partitions);
+    let committed = all_parts.clone().filter(|p| p.action.commits());
+    PlanSummary {
+        groups: group_plans.len(),
+        partitions: all_parts.clone().count(),
+        changes: all_parts
+            .clone()
+            .filter(|p| matches!(p.action, Action::Reset | Action::Clamped))
+            .count(),
+        reprocess: committed.clone().map(|p| p.reprocess).sum(),
+        skip: committed.map(|p| p.skip).sum(),
+        failing: all_parts.filter(|p| p.action.fails()).count(),
+        blocked: group_plans.iter().filter(|g| g.blocked.is_some()).count()
+            + connector_plans
+                .iter()
+                .filter(|c| c.blocked.is_some())
+                .count(),
+        connectors: connector_plans.len(),
     }
 }
 
