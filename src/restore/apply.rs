@@ -23,6 +23,9 @@ use crate::kafka::{GroupOffset, GroupType, KafkaClient};
 use crate::snapshot::{self, CaptureOptions, Selection, SnapshotKind};
 use crate::store::Store;
 
+/// The end of the message of every failure before any change.
+const NOTHING_CHANGED: &str = "; nothing was changed";
+
 /// Does the plan change anything at all?
 fn changes_anything(plan: &Plan) -> bool {
     plan.summary.changes > 0
@@ -125,26 +128,54 @@ async fn run(
     out: &mut Outcome,
     stopped: &mut Vec<Stopped>,
 ) {
-    let nothing = "; nothing was changed";
+    let Some(fresh) = stop_and_review(kafka, all_clients, prepared, req, out, stopped).await else {
+        return;
+    };
+    out.plan = fresh;
+    out.phase = Phase::Reviewed;
+    if !changes_anything(&out.plan) {
+        out.status = Status::NothingToChange;
+        return;
+    }
+    if req.undo {
+        if !write_undo(store, kafka, all_clients, prepared, req, notify, out).await {
+            return;
+        }
+        crate::failpoint::hit("restore-after-undo");
+    } else {
+        tracing::warn!("--no-undo: no undo snapshot is taken; the current offsets are not saved");
+    }
+    apply_and_check(store, kafka, prepared, req, out).await;
+}
+
+/// Stops the connectors the plan stops, plans again against the stopped state and compares the
+/// result with the reviewed plan. Returns the fresh plan when it is the same and applicable;
+/// otherwise records why in `out` (nothing was changed) and returns `None`.
+async fn stop_and_review(
+    kafka: &KafkaClient,
+    all_clients: &[ConnectClient],
+    prepared: &Targets,
+    req: &RestoreRequest,
+    out: &mut Outcome,
+    stopped: &mut Vec<Stopped>,
+) -> Option<Plan> {
     crate::failpoint::hit("restore-before-stop");
     if let Err(e) = stop_connectors(kafka, prepared, req, stopped).await {
-        out.fail(e.exit_code(), format!("{e}{nothing}"));
-        return;
+        out.fail(e.exit_code(), format!("{e}{NOTHING_CHANGED}"));
+        return None;
     }
     if !stopped.is_empty() {
         out.phase = Phase::ConnectorsStopped;
         crate::failpoint::hit("restore-connectors-stopped");
     }
-
-    // Plan again against the stopped state and compare with the plan that was reviewed.
     let fresh = match replan(kafka, all_clients, prepared, req).await {
         Ok(p) => p,
         Err(e) => {
             out.fail(
                 e.exit_code(),
-                format!("planning again failed: {e}{nothing}"),
+                format!("planning again failed: {e}{NOTHING_CHANGED}"),
             );
-            return;
+            return None;
         }
     };
     let mut cmp = review::compare(&prepared.plan, &fresh);
@@ -158,7 +189,7 @@ async fn run(
             changes: cmp.changes,
         };
         out.fail(e.exit_code(), e.to_string());
-        return;
+        return None;
     }
     if !fresh.applicable || fresh.blocked {
         out.fail(
@@ -168,52 +199,65 @@ async fn run(
                 exit::NOT_APPLICABLE
             },
             format!(
-                "the live state changed since the plan was made{nothing}:\n  - {}",
+                "the live state changed since the plan was made{NOTHING_CHANGED}:\n  - {}",
                 fresh.problems.join("\n  - ")
             ),
         );
-        return;
+        return None;
     }
-    out.plan = fresh;
-    out.phase = Phase::Reviewed;
-    if !changes_anything(&out.plan) {
-        out.status = Status::NothingToChange;
-        return;
-    }
+    Some(fresh)
+}
 
-    if req.undo {
-        match take_undo(store, kafka, all_clients, prepared, req, &out.plan).await {
-            Ok(id) => {
-                let stop = if out.plan.connectors.is_empty() {
-                    ""
-                } else {
-                    " --stop-connectors"
-                };
-                let cmd = format!(
-                    "offset-vault --store {} restore {id}{stop} --execute",
-                    store.url()
-                );
-                notify(&format!(
-                    "{} snapshot {id} written; no offset has changed yet",
-                    req.undo_kind
-                ));
-                out.undo_snapshot = Some(id);
-                out.undo_command = Some(cmd);
-                out.phase = Phase::UndoWritten;
-            }
-            Err(e) => {
-                out.fail(
-                    e.exit_code(),
-                    format!("the undo snapshot could not be written: {e}{nothing} (pass --no-undo to restore without one)"),
-                );
-                return;
-            }
+/// Takes the undo snapshot of what the plan changes, before any change. Returns false (with why
+/// in `out`; nothing was changed) when it could not be written.
+async fn write_undo(
+    store: &Store,
+    kafka: &KafkaClient,
+    all_clients: &[ConnectClient],
+    prepared: &Targets,
+    req: &RestoreRequest,
+    notify: &(dyn Fn(&str) + Sync),
+    out: &mut Outcome,
+) -> bool {
+    match take_undo(store, kafka, all_clients, prepared, req, &out.plan).await {
+        Ok(id) => {
+            let stop = if out.plan.connectors.is_empty() {
+                ""
+            } else {
+                " --stop-connectors"
+            };
+            let cmd = format!(
+                "offset-vault --store {} restore {id}{stop} --execute",
+                store.url()
+            );
+            notify(&format!(
+                "{} snapshot {id} written; no offset has changed yet",
+                req.undo_kind
+            ));
+            out.undo_snapshot = Some(id);
+            out.undo_command = Some(cmd);
+            out.phase = Phase::UndoWritten;
+            true
         }
-        crate::failpoint::hit("restore-after-undo");
-    } else {
-        tracing::warn!("--no-undo: no undo snapshot is taken; the current offsets are not saved");
+        Err(e) => {
+            out.fail(
+                e.exit_code(),
+                format!("the undo snapshot could not be written: {e}{NOTHING_CHANGED} (pass --no-undo to restore without one)"),
+            );
+            false
+        }
     }
+}
 
+/// Commits the plan, records the execution, reads every offset back, and (with `--settle`)
+/// watches that they stay.
+async fn apply_and_check(
+    store: &Store,
+    kafka: &KafkaClient,
+    prepared: &Targets,
+    req: &RestoreRequest,
+    out: &mut Outcome,
+) {
     let started_at = chrono::Utc::now();
     let failures = commit(
         kafka,
@@ -241,7 +285,6 @@ async fn run(
             ),
         );
     }
-
     match read_back(kafka, &prepared.connect_by_name, &out.plan).await {
         Ok((checks, mismatches)) => {
             out.checks = checks;
