@@ -112,16 +112,67 @@ pub async fn guard(
         &mut warnings,
     )
     .await?;
-    let listing = kafka.list_groups().await?;
-    let candidates: BTreeMap<String, GroupListing> = listing
+    let candidates: BTreeMap<String, GroupListing> = kafka
+        .list_groups()
+        .await?
         .into_iter()
         .filter(|g| wanted.contains(&g.group_id))
         .filter(|g| g.state == GroupState::Empty && g.group_type != GroupType::Share)
         .map(|g| (g.group_id.clone(), g))
         .collect();
+    let live = committed_partitions(kafka, &candidates, &mut warnings).await;
+    let ids: BTreeSet<String> = live.keys().cloned().collect();
+    let facts = read::log_facts(kafka, &ids, &mut warnings).await?;
 
-    // Offsets still committed: a group with none has expired already (or never committed).
-    let mut live: BTreeMap<String, Vec<(String, i32)>> = BTreeMap::new();
+    let clock = Clock {
+        retention_ms: i64::try_from(retention.as_millis()).unwrap_or(i64::MAX),
+        margin_ms: i64::try_from(opts.margin.as_millis()).unwrap_or(i64::MAX),
+        checked_at,
+    };
+    let archive = Archive::read(store).await?;
+    let mut groups: Vec<ExpiringGroup> = live
+        .iter()
+        .filter_map(|(g, partitions)| {
+            let f = facts.get(g).cloned().unwrap_or_default();
+            expiring_group(
+                &candidates[g],
+                partitions,
+                &f,
+                &clock,
+                &archive,
+                &mut warnings,
+            )
+        })
+        .collect();
+    groups.sort_by(|a, b| (a.expires_at, &a.group).cmp(&(b.expires_at, &b.group)));
+
+    let snapshot_id = if opts.snapshot && !groups.is_empty() {
+        Some(snapshot_expiring(kafka, store, connect, opts, &groups, &mut warnings).await?)
+    } else {
+        None
+    };
+    for w in &warnings {
+        tracing::warn!("{w}");
+    }
+    Ok(ExpiryReport {
+        retention,
+        margin: opts.margin,
+        checked_at,
+        checked: candidates.len(),
+        groups,
+        snapshot_id,
+        warnings,
+    })
+}
+
+/// The partitions each candidate still has committed offsets on. A group with none has expired
+/// already (or never committed), and is left out.
+async fn committed_partitions(
+    kafka: &KafkaClient,
+    candidates: &BTreeMap<String, GroupListing>,
+    warnings: &mut Vec<String>,
+) -> BTreeMap<String, Vec<(String, i32)>> {
+    let mut live = BTreeMap::new();
     for (g, r) in kafka
         .group_offsets_each(candidates.keys().cloned().collect())
         .await
@@ -140,90 +191,95 @@ pub async fn guard(
             Err(e) => warnings.push(format!("group {g}: committed offsets not read: {e}")),
         }
     }
-    let ids: BTreeSet<String> = live.keys().cloned().collect();
-    let facts = read::log_facts(kafka, &ids, &mut warnings).await?;
+    live
+}
 
-    let retention_ms = i64::try_from(retention.as_millis()).unwrap_or(i64::MAX);
-    let margin_ms = i64::try_from(opts.margin.as_millis()).unwrap_or(i64::MAX);
-    let archive = Archive::read(store).await?;
-    let mut groups = Vec::new();
-    for (g, partitions) in &live {
-        let listed = &candidates[g];
-        let f = facts.get(g).cloned().unwrap_or_default();
-        let mut offsets = Vec::new();
-        let mut unknown = 0;
-        for tp in partitions {
-            match f.commits.get(tp) {
-                Some(c) => offsets.push(*c),
-                None => unknown += 1,
-            }
-        }
-        if unknown > 0 {
-            warnings.push(format!(
-                "group {g}: {unknown} of its {} committed offsets have no commit record in {}; they are left out of its expiry time",
-                partitions.len(),
-                read::OFFSETS_TOPIC
-            ));
-        }
-        let protocol = f
-            .protocol_type
-            .clone()
-            .or_else(|| listed.protocol_type.clone());
-        let classic_since = (listed.group_type == GroupType::Classic
-            && rule::counts_from_empty(protocol.as_deref()))
-        .then_some(f.state_since)
-        .flatten();
-        let Some(e) = rule::expiry(&offsets, classic_since, retention_ms) else {
-            continue;
-        };
-        if !rule::near_expiry(e.expires_at, margin_ms, checked_at.timestamp_millis()) {
-            continue;
-        }
-        groups.push(ExpiringGroup {
-            group: g.clone(),
-            state: listed.state.clone(),
-            group_type: listed.group_type,
-            partitions: partitions.len(),
-            newest_commit: time(e.newest_commit),
-            expires_at: time(e.expires_at),
-            basis: e.basis,
-            restore_hint: restore_hint(g, archive.covers(g, e.newest_commit, checked_at)),
-        });
-    }
-    groups.sort_by(|a, b| (a.expires_at, &a.group).cmp(&(b.expires_at, &b.group)));
+/// The retention, the margin and the instant of the check.
+struct Clock {
+    retention_ms: i64,
+    margin_ms: i64,
+    checked_at: DateTime<Utc>,
+}
 
-    let mut snapshot_id = None;
-    if opts.snapshot && !groups.is_empty() {
-        let mut tags = opts.tags.clone();
-        tags.insert(TAG.into(), "true".into());
-        let capture = CaptureOptions {
-            selection: Selection {
-                groups: groups.iter().map(|g| g.group.clone()).collect(),
-                topics: opts.selection.topics.clone(),
-                // A group that expires between the check and the capture is a warning.
-                allow_missing: true,
-                ..Default::default()
-            },
-            tags,
-            allow_empty: true,
-            ..Default::default()
-        };
-        let (manifest, mut w) = snapshot::take(store, kafka, connect, &capture).await?;
-        warnings.append(&mut w);
-        snapshot_id = Some(manifest.meta.id);
+/// A group's expiry, when it falls within the margin.
+fn expiring_group(
+    listed: &GroupListing,
+    partitions: &[(String, i32)],
+    f: &rule::LogFacts,
+    clock: &Clock,
+    archive: &Archive,
+    warnings: &mut Vec<String>,
+) -> Option<ExpiringGroup> {
+    let g = &listed.group_id;
+    let mut offsets = Vec::new();
+    let mut unknown = 0;
+    for tp in partitions {
+        match f.commits.get(tp) {
+            Some(c) => offsets.push(*c),
+            None => unknown += 1,
+        }
     }
-    for w in &warnings {
-        tracing::warn!("{w}");
+    if unknown > 0 {
+        warnings.push(format!(
+            "group {g}: {unknown} of its {} committed offsets have no commit record in {}; they are left out of its expiry time",
+            partitions.len(),
+            read::OFFSETS_TOPIC
+        ));
     }
-    Ok(ExpiryReport {
-        retention,
-        margin: opts.margin,
-        checked_at,
-        checked: candidates.len(),
-        groups,
-        snapshot_id,
-        warnings,
+    let protocol = f
+        .protocol_type
+        .clone()
+        .or_else(|| listed.protocol_type.clone());
+    let classic_since = (listed.group_type == GroupType::Classic
+        && rule::counts_from_empty(protocol.as_deref()))
+    .then_some(f.state_since)
+    .flatten();
+    let e = rule::expiry(&offsets, classic_since, clock.retention_ms)?;
+    if !rule::near_expiry(
+        e.expires_at,
+        clock.margin_ms,
+        clock.checked_at.timestamp_millis(),
+    ) {
+        return None;
+    }
+    Some(ExpiringGroup {
+        group: g.clone(),
+        state: listed.state.clone(),
+        group_type: listed.group_type,
+        partitions: partitions.len(),
+        newest_commit: time(e.newest_commit),
+        expires_at: time(e.expires_at),
+        basis: e.basis,
+        restore_hint: restore_hint(g, archive.covers(g, e.newest_commit, clock.checked_at)),
     })
+}
+
+/// Snapshots the groups near expiry, tagged `expiry-guard=true`; returns the snapshot's id.
+async fn snapshot_expiring(
+    kafka: &KafkaClient,
+    store: &Store,
+    connect: &[ConnectClient],
+    opts: &ExpiryOptions,
+    groups: &[ExpiringGroup],
+    warnings: &mut Vec<String>,
+) -> Result<String> {
+    let mut tags = opts.tags.clone();
+    tags.insert(TAG.into(), "true".into());
+    let capture = CaptureOptions {
+        selection: Selection {
+            groups: groups.iter().map(|g| g.group.clone()).collect(),
+            topics: opts.selection.topics.clone(),
+            // A group that expires between the check and the capture is a warning.
+            allow_missing: true,
+            ..Default::default()
+        },
+        tags,
+        allow_empty: true,
+        ..Default::default()
+    };
+    let (manifest, mut w) = snapshot::take(store, kafka, connect, &capture).await?;
+    warnings.append(&mut w);
+    Ok(manifest.meta.id)
 }
 
 /// How far the store's commit-log archive reaches, per partition of `__consumer_offsets`.
