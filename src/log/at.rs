@@ -342,70 +342,33 @@ pub async fn reconstruct(
             store.url()
         )));
     };
+    let partition_of =
+        |g: &str| crate::wire::offsets_partition(g, count as usize).unwrap_or(0) as i32;
     // Only the index of the groups' own partitions is read.
-    let needed: BTreeSet<i32> = groups
-        .iter()
-        .map(|g| crate::wire::offsets_partition(&g.group_id, count as usize).unwrap_or(0) as i32)
-        .collect();
+    let needed: BTreeSet<i32> = groups.iter().map(|g| partition_of(&g.group_id)).collect();
     let mut all = Vec::new();
     for p in &needed {
         all.extend(super::archive::manifests_of(store, Lane::Offsets, *p).await?);
     }
-    let metas: Vec<SegmentMeta> = all.iter().map(|(_, m)| m.meta.clone()).collect();
     let heads = super::archive::heads(store).await?;
-    let from = base.created_at;
-    let from_ms = from.timestamp_millis();
-    let at_ms = req.at.timestamp_millis();
+    let metas: Vec<SegmentMeta> = all.iter().map(|(_, m)| m.meta.clone()).collect();
     // Every group's coverage is checked before any segment is read.
     let mut partitions: BTreeMap<String, i32> = BTreeMap::new();
     for g in &groups {
-        let partition =
-            crate::wire::offsets_partition(&g.group_id, count as usize).unwrap_or(0) as i32;
-        if let Some(why) = coverage_problem(partition, &metas, heads.get(&partition), from, req.at)
-        {
-            return Err(req.refusal(format!("group {}: {why}", g.group_id)));
-        }
-        let used: Vec<&SegmentMeta> = segments_after(&all, partition, from_ms)
-            .into_iter()
-            .map(|(_, m)| &m.meta)
-            .collect();
-        if let Some(why) = cluster_problem(&used, partition, &base.cluster_id) {
-            return Err(req.refusal(format!("group {}: {why}", g.group_id)));
-        }
+        let partition = partition_of(&g.group_id);
+        covered(&all, &metas, &heads, partition, base, req)
+            .map_err(|why| req.refusal(format!("group {}: {why}", g.group_id)))?;
         partitions.insert(g.group_id.clone(), partition);
     }
-    // Each source partition is read once, however many groups it holds: the segments that can
-    // hold records after the base, and those of the window before it. Of the window, only the
-    // records after the last gap recorded by the base's time (and after any segment of another
-    // cluster) are replayed: one before it may have been replaced by a record the gap lost.
+    // Each source partition is read once, however many groups it holds.
     let mut read: BTreeMap<i32, (usize, Vec<Timed>, Vec<Timed>)> = BTreeMap::new();
     for partition in partitions.values().collect::<BTreeSet<_>>() {
-        let after = segments_after(&all, *partition, from_ms).len();
-        let floor = all
-            .iter()
-            .filter(|(_, m)| m.meta.partition == *partition)
-            .filter(|(_, m)| {
-                (m.meta.gap.is_some() && m.meta.sealed_at <= from)
-                    || m.meta.cluster_id != base.cluster_id
-            })
-            .map(|(_, m)| m.meta.next)
-            .max()
-            .unwrap_or(i64::MIN);
-        let mine = segments_after(&all, *partition, from_ms.saturating_sub(BEFORE_BASE_MS));
-        let (mut before, mut later) = (Vec::new(), Vec::new());
-        for (key, m) in &mine {
-            for row in read_segment(store, key, m).await? {
-                let offset = row.source_offset;
-                let timed = Timed::new(row.record, row.timestamp);
-                if timed.at > from_ms {
-                    later.push(timed);
-                } else if offset >= floor {
-                    before.push(timed);
-                }
-            }
-        }
-        read.insert(*partition, (after, before, later));
+        read.insert(
+            *partition,
+            read_partition(store, &all, *partition, base).await?,
+        );
     }
+    let at_ms = req.at.timestamp_millis();
     let out = groups
         .iter()
         .map(|g| {
@@ -434,13 +397,83 @@ pub async fn reconstruct(
     Ok(AtInstant {
         at: req.at,
         base_id: base.id.clone(),
-        base_created_at: from,
+        base_created_at: base.created_at,
         groups: out,
         segments: read.values().map(|(n, _, _)| n).sum::<usize>() + connect_segments,
         left_out: share.into_iter().map(|g| g.group_id).collect(),
         connectors,
         sources_as_snapshot,
     })
+}
+
+/// Whether the archive of source `partition` covers the base's time to the instant, with
+/// segments of the base's cluster only; the reason when it does not.
+fn covered(
+    all: &[(String, SegmentManifest)],
+    metas: &[SegmentMeta],
+    heads: &BTreeMap<i32, super::archive::Head>,
+    partition: i32,
+    base: &SnapshotMeta,
+    req: &AtRequest,
+) -> std::result::Result<(), String> {
+    if let Some(why) = coverage_problem(
+        partition,
+        metas,
+        heads.get(&partition),
+        base.created_at,
+        req.at,
+    ) {
+        return Err(why);
+    }
+    let used: Vec<&SegmentMeta> =
+        segments_after(all, partition, base.created_at.timestamp_millis())
+            .into_iter()
+            .map(|(_, m)| &m.meta)
+            .collect();
+    match cluster_problem(&used, partition, &base.cluster_id) {
+        Some(why) => Err(why),
+        None => Ok(()),
+    }
+}
+
+/// Reads one source partition's records: the segments that can hold records after the base, and
+/// those of the window before it. Of the window, only the records after the last gap recorded by
+/// the base's time (and after any segment of another cluster) are replayed: one before it may
+/// have been replaced by a record the gap lost. Returns (segments after the base, records of the
+/// window, records after the base).
+async fn read_partition(
+    store: &Store,
+    all: &[(String, SegmentManifest)],
+    partition: i32,
+    base: &SnapshotMeta,
+) -> Result<(usize, Vec<Timed>, Vec<Timed>)> {
+    let from = base.created_at;
+    let from_ms = from.timestamp_millis();
+    let after = segments_after(all, partition, from_ms).len();
+    let floor = all
+        .iter()
+        .filter(|(_, m)| m.meta.partition == partition)
+        .filter(|(_, m)| {
+            (m.meta.gap.is_some() && m.meta.sealed_at <= from)
+                || m.meta.cluster_id != base.cluster_id
+        })
+        .map(|(_, m)| m.meta.next)
+        .max()
+        .unwrap_or(i64::MIN);
+    let mine = segments_after(all, partition, from_ms.saturating_sub(BEFORE_BASE_MS));
+    let (mut before, mut later) = (Vec::new(), Vec::new());
+    for (key, m) in &mine {
+        for row in read_segment(store, key, m).await? {
+            let offset = row.source_offset;
+            let timed = Timed::new(row.record, row.timestamp);
+            if timed.at > from_ms {
+                later.push(timed);
+            } else if offset >= floor {
+                before.push(timed);
+            }
+        }
+    }
+    Ok((after, before, later))
 }
 
 /// The source connectors `sources` of the base at the instant, from the archive of Connect's
