@@ -16,7 +16,10 @@
 //! - [`expiry`]: the expiry guard: Empty groups whose offsets the broker is about to expire.
 //! - [`log`]: the records of `__consumer_offsets`, decoded (pure); the base of the commit-log
 //!   archive.
+//! - [`audit`]: the audit trail: one CloudEvents event in the store for every change made or
+//!   refused.
 
+pub mod audit;
 pub mod cli;
 pub mod connect;
 pub mod diff;

@@ -31,6 +31,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Import(args) => super::archive::cmd_import(&cli, args).await,
         Command::Guard(args) => super::guard::cmd_guard(&cli, args).await,
         Command::Serve(args) => super::serve::cmd_serve(&cli, args).await,
+        Command::Audit(args) => super::audit::cmd_audit(&cli, args).await,
         Command::Config(command) => super::config::run(&cli, command),
         Command::Completions(args) => super::completions::cmd_completions(args),
         Command::Man(args) => super::completions::cmd_man(args),

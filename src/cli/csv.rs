@@ -173,7 +173,7 @@ fn write_csv(
     Ok(exit::OK)
 }
 
-pub async fn import(cli: &Cli, args: &ImportArgs) -> Result<i32> {
+pub async fn import(cli: &Cli, args: &ImportArgs, facts: &mut crate::audit::Facts) -> Result<i32> {
     // The file, the groups and the tags are checked before connecting to anything.
     let bytes = std::fs::read(&args.file).map_err(|source| Error::ReadFile {
         path: args.file.clone(),
@@ -273,6 +273,22 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> Result<i32> {
         tracing::warn!("{w}");
     }
     let manifest = snapshot::write(&store, &captured).await?;
+    facts.subject = Some(manifest.meta.id.clone());
+    facts.snapshot_ids.push(manifest.meta.id.clone());
+    facts.groups = manifest
+        .summary
+        .group_ids
+        .iter()
+        .map(|g| crate::audit::GroupChange {
+            group_id: g.clone(),
+            partitions_changed: 0,
+            records_reprocessed: 0,
+            records_skipped: 0,
+        })
+        .collect();
+    facts
+        .detail
+        .insert("partitions".into(), json!(manifest.summary.partitions));
     match cli.global.output {
         OutputFormat::Json => print_json(&json!({
             "id": manifest.meta.id,
