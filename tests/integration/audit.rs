@@ -521,3 +521,73 @@ async fn an_executed_restore_on_s3_records_its_event_in_the_bucket() {
         "{keys:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reset_guard_and_a_refused_restore_each_record_one_event() {
+    if !env::require_kafka() {
+        return;
+    }
+    let (_dir, store) = local_store();
+    let m = snapshotted_then_moved(&store, "audit-reset", 2, 3, 2).await;
+
+    // reset --execute: the counts are the reset's own.
+    let done = ov(
+        &store,
+        &[
+            "reset", "--group", &m.group, "--topic", &m.topic, "--to-earliest", "--execute",
+            "--output", "json",
+        ],
+    )
+    .await
+    .ok()
+    .json();
+    assert_eq!(
+        kcg::committed(&m.group, &m.topic).await,
+        BTreeMap::from([(0, 0), (1, 0)])
+    );
+    let events = audit_events(&store, &["--type", "reset"]).await;
+    assert_eq!(events.len(), 1, "{events:#?}");
+    let e = &events[0];
+    assert_eq!(e["data"]["outcome"], "executed");
+    assert_eq!(event_counts(e), counts_of(&done));
+    assert_eq!(event_counts(e)[&m.group], (2, 10, 0));
+    assert_eq!(e["data"]["undo_snapshot"], done["pre_reset_snapshot"]);
+
+    // guard: one event with the command's exit status and the snapshot it took.
+    let guarded = ov(
+        &store,
+        &[
+            "guard", "--group", &m.group, "--output", "json", "--", "sh", "-c", "exit 3",
+        ],
+    )
+    .await
+    .expect_code(3)
+    .json();
+    let events = audit_events(&store, &["--type", "guard"]).await;
+    assert_eq!(events.len(), 1, "{events:#?}");
+    let g = &events[0];
+    assert_eq!(g["data"]["exit_code"], 3);
+    assert_eq!(g["data"]["outcome"], "failed");
+    assert_eq!(g["subject"], guarded["snapshot_id"]);
+    assert_eq!(g["data"]["detail"]["guarded_command"], json!(["sh", "-c", "exit 3"]));
+
+    // A snapshot whose file no longer matches its manifest: refused (exit 5), one event.
+    let data = crate::support::ov::local_files(&store, &m.id)
+        .into_iter()
+        .find(|f| !f.ends_with("manifest.json"))
+        .unwrap();
+    let mut bytes = std::fs::read(&data).unwrap();
+    bytes.push(b' ');
+    std::fs::write(&data, bytes).unwrap();
+    ov(&store, &["restore", &m.id, "--execute"]).await.expect_code(5);
+    assert_eq!(
+        kcg::committed(&m.group, &m.topic).await,
+        BTreeMap::from([(0, 0), (1, 0)]),
+        "nothing changed"
+    );
+    let events = audit_events(&store, &["--type", "restore"]).await;
+    assert_eq!(events.len(), 1, "{events:#?}");
+    assert_eq!(events[0]["data"]["outcome"], "refused");
+    assert_eq!(events[0]["data"]["exit_code"], 5);
+    assert_eq!(audit_events(&store, &[]).await.len(), 3);
+}
