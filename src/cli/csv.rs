@@ -173,8 +173,10 @@ fn write_csv(
     Ok(exit::OK)
 }
 
-pub async fn import(cli: &Cli, args: &ImportArgs, facts: &mut crate::audit::Facts) -> Result<i32> {
-    // The file, the groups and the tags are checked before connecting to anything.
+/// The file, its groups and the tags of `import`, checked (no connection, no store).
+pub(super) fn check_import(
+    args: &ImportArgs,
+) -> Result<(String, BTreeMap<String, Vec<CsvOffset>>, BTreeMap<String, String>)> {
     let bytes = std::fs::read(&args.file).map_err(|source| Error::ReadFile {
         path: args.file.clone(),
         source,
@@ -183,6 +185,12 @@ pub async fn import(cli: &Cli, args: &ImportArgs, facts: &mut crate::audit::Fact
     let file = csv_form::decode(&name, &bytes)?;
     let by_group = csv_form::by_group(&file, &args.groups)?;
     let tags = super::parse_tags(&args.tags)?;
+    Ok((name, by_group, tags))
+}
+
+pub async fn import(cli: &Cli, args: &ImportArgs, facts: &mut crate::audit::Facts) -> Result<i32> {
+    // The file, the groups and the tags are checked before connecting to anything.
+    let (name, by_group, tags) = check_import(args)?;
     let settings = cli.global.kafka_settings()?;
     let store = Store::open(cli.global.store_url()?, cli.global.timeout)?;
     crate::progress::stage("import: reading the live log ranges", 0);

@@ -77,6 +77,8 @@ pub(super) fn options(args: &PolicyArgs) -> Result<PruneOptions> {
 
 pub async fn run(cli: &Cli, args: &PruneArgs) -> Result<i32> {
     let started = std::time::Instant::now();
+    // Bad input is refused before the trail is opened.
+    options(&args.policy)?;
     let trail = super::audit::begin(cli, EventType::Prune, args.execute, false).await?;
     let mut facts = Facts::default();
     let result = execute_or_plan(cli, args, &mut facts).await;

@@ -353,6 +353,17 @@ fn request(args: &ResetArgs, spec: &ResetSpec, prepared: &PreparedReset) -> Rest
 /// one JSON document on stdout.
 pub async fn cmd_reset(cli: &Cli, args: &ResetArgs) -> Result<i32> {
     let mut phase = "validate";
+    // Bad input is refused before the trail is opened: it changes nothing and records nothing.
+    let checked = match &args.from_plan {
+        Some(p) => PlanFile::read(p, true).map(|_| ()),
+        None => cli
+            .global
+            .connect_clients()
+            .and_then(|c| spec(args, Utc::now(), c.len()).map(|_| ())),
+    };
+    if let Err(e) = checked {
+        return json_on_failure(cli, phase, Err(e));
+    }
     let trail = match super::audit::begin(cli, EventType::Reset, args.execute, true).await {
         Ok(t) => t,
         Err(e) => return json_on_failure(cli, phase, Err(e)),

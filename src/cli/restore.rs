@@ -161,6 +161,11 @@ pub(super) fn plan_code(plan: &Plan) -> i32 {
 /// is one JSON document on stdout.
 pub async fn cmd_restore(cli: &Cli, args: &RestoreArgs) -> Result<i32> {
     let mut phase = "validate";
+    // Bad input is refused before the trail is opened: it changes nothing and records nothing.
+    let checked = read_plan_file(args).and_then(|reviewed| request(args, reviewed));
+    if let Err(e) = checked {
+        return json_on_failure(cli, phase, Err(e));
+    }
     let trail = match super::audit::begin(cli, EventType::Restore, args.execute, false).await {
         Ok(t) => t,
         Err(e) => return json_on_failure(cli, phase, Err(e)),

@@ -153,8 +153,12 @@ async fn an_executed_restore_records_one_event_with_its_own_counts() {
     let before = kcg::committed(&m.group, &m.topic).await;
     assert_eq!(before, BTreeMap::from([(0, 11), (1, 11), (2, 11)]));
 
-    // A dry run records nothing.
+    // A dry run records nothing, nor does bad input refused before anything is read.
     ov(&store, &["restore", &m.id]).await.ok();
+    ov(&store, &["restore", &m.id, "--execute", "--partition", "0"])
+        .await
+        .expect_code(2);
+    assert!(files_under(&store, "audit").is_empty());
     assert!(audit_events(&store, &[]).await.is_empty());
 
     let done = ov(&store, &["restore", &m.id, "--execute", "--output", "json"])
