@@ -219,7 +219,9 @@ pub fn new_id() -> Result<String> {
 
 /// Is this a well-formed event id?
 pub fn is_id(s: &str) -> bool {
-    s.len() == 32 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    s.len() == 32
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// `t` cut to milliseconds (the precision of the keys and of `time`).
@@ -263,7 +265,10 @@ pub fn parse_event_key(key: &str) -> Option<(DateTime<Utc>, String)> {
 
 /// The id a marker key names.
 pub fn parse_marker_key(key: &str) -> Option<String> {
-    let id = key.strip_prefix(OPEN)?.strip_prefix('/')?.strip_suffix(".json")?;
+    let id = key
+        .strip_prefix(OPEN)?
+        .strip_prefix('/')?
+        .strip_suffix(".json")?;
     is_id(id).then(|| id.to_string())
 }
 

@@ -81,7 +81,9 @@ impl Filter {
 
 /// The day of a folder `date=YYYY-MM-DD`.
 pub fn folder_day(name: &str) -> Option<NaiveDate> {
-    let name = name.strip_prefix(AUDIT).map_or(name, |n| n.trim_start_matches('/'));
+    let name = name
+        .strip_prefix(AUDIT)
+        .map_or(name, |n| n.trim_start_matches('/'));
     name.strip_prefix("date=")
         .and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
 }

@@ -59,9 +59,7 @@ pub async fn list(store: &Store, filter: &Filter) -> Result<Listing> {
         }
     }
     if filter.group.is_none() {
-        let earliest = filter
-            .since
-            .map(|s| s - Duration::hours(CLOCK_SLACK_HOURS));
+        let earliest = filter.since.map(|s| s - Duration::hours(CLOCK_SLACK_HOURS));
         for (object, modified) in store.list_modified(OPEN).await? {
             let Some(id) = event::parse_marker_key(&object.key) else {
                 continue;

@@ -67,7 +67,9 @@ fn is_env_assignment(word: &str) -> bool {
     match word.split_once('=') {
         Some((k, _)) => {
             !k.is_empty()
-                && k.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && k.chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
                 && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         }
         None => false,

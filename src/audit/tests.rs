@@ -119,7 +119,11 @@ fn keys_put_events_in_date_folders_sorted_by_time() {
     ];
     for (time, key) in cases {
         assert_eq!(event_key(at(time), id), key);
-        assert_eq!(parse_event_key(key), Some((at(time), id.to_string())), "{key}");
+        assert_eq!(
+            parse_event_key(key),
+            Some((at(time), id.to_string())),
+            "{key}"
+        );
     }
     assert_eq!(
         marker_key(id),
@@ -139,7 +143,10 @@ fn keys_put_events_in_date_folders_sorted_by_time() {
     assert_eq!(parse_marker_key("audit/open/x.json"), None);
     let e = event(EventType::Prune, "2026-12-04T10:00:00.123Z", &[]);
     assert_eq!(e.key(), event_key(e.time, &e.id));
-    assert_eq!(to_millis(Utc.timestamp_nanos(1_700_000_000_123_456_789)).timestamp_subsec_nanos(), 123_000_000);
+    assert_eq!(
+        to_millis(Utc.timestamp_nanos(1_700_000_000_123_456_789)).timestamp_subsec_nanos(),
+        123_000_000
+    );
 }
 
 #[test]
@@ -150,23 +157,44 @@ fn filters_select_by_time_group_and_type() {
         &["billing", "orders"],
     );
     let gap = event(EventType::FollowGap, "2026-12-04T10:00:00Z", &[]);
-    let f = |since: Option<&str>, until: Option<&str>, group: Option<&str>, t: Option<&str>| Filter {
-        since: since.map(at),
-        until: until.map(at),
-        group: group.map(String::from),
-        event_type: t.map(|t| parse_type(t).unwrap()),
-    };
+    let f =
+        |since: Option<&str>, until: Option<&str>, group: Option<&str>, t: Option<&str>| Filter {
+            since: since.map(at),
+            until: until.map(at),
+            group: group.map(String::from),
+            event_type: t.map(|t| parse_type(t).unwrap()),
+        };
     // (filter, matches the restore, matches the gap)
     let cases = [
         (f(None, None, None, None), true, true),
-        (f(Some("2026-12-04T10:00:00Z"), None, None, None), true, true),
-        (f(Some("2026-12-04T10:00:01Z"), None, None, None), false, false),
-        (f(None, Some("2026-12-04T10:00:00Z"), None, None), true, true),
-        (f(None, Some("2026-12-04T09:59:59Z"), None, None), false, false),
+        (
+            f(Some("2026-12-04T10:00:00Z"), None, None, None),
+            true,
+            true,
+        ),
+        (
+            f(Some("2026-12-04T10:00:01Z"), None, None, None),
+            false,
+            false,
+        ),
+        (
+            f(None, Some("2026-12-04T10:00:00Z"), None, None),
+            true,
+            true,
+        ),
+        (
+            f(None, Some("2026-12-04T09:59:59Z"), None, None),
+            false,
+            false,
+        ),
         (f(None, None, Some("billing"), None), true, false),
         (f(None, None, Some("bill"), None), false, false),
         (f(None, None, None, Some("restore")), true, false),
-        (f(None, None, None, Some("dev.offset-vault.restore")), true, false),
+        (
+            f(None, None, None, Some("dev.offset-vault.restore")),
+            true,
+            false,
+        ),
         (f(None, None, None, Some("follow")), false, true),
         (f(None, None, None, Some("follow.gap")), false, true),
         (f(None, None, Some("orders"), Some("reset")), false, false),

@@ -157,7 +157,9 @@ pub async fn cmd_audit(cli: &Cli, args: &AuditArgs) -> Result<i32> {
 }
 
 fn print_table(events: &[audit::Event]) {
-    let mut t = table(&["TIME", "TYPE", "OUTCOME", "EXIT", "WHO", "GROUPS", "SUBJECT"]);
+    let mut t = table(&[
+        "TIME", "TYPE", "OUTCOME", "EXIT", "WHO", "GROUPS", "SUBJECT",
+    ]);
     for e in events {
         let groups = e
             .data

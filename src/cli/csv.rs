@@ -176,7 +176,11 @@ fn write_csv(
 /// The file, its groups and the tags of `import`, checked (no connection, no store).
 pub(super) fn check_import(
     args: &ImportArgs,
-) -> Result<(String, BTreeMap<String, Vec<CsvOffset>>, BTreeMap<String, String>)> {
+) -> Result<(
+    String,
+    BTreeMap<String, Vec<CsvOffset>>,
+    BTreeMap<String, String>,
+)> {
     let bytes = std::fs::read(&args.file).map_err(|source| Error::ReadFile {
         path: args.file.clone(),
         source,

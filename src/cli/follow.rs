@@ -179,9 +179,9 @@ pub async fn cmd_follow(cli: &Cli, args: &FollowArgs) -> Result<i32> {
 }
 
 async fn run(cli: &Cli, args: &FollowArgs, followed: &mut Option<Followed>) -> Result<i32> {
-    let mut opts = args
-        .follower
-        .options(args.once, args.groups.clone(), args.group_pattern.clone())?;
+    let mut opts =
+        args.follower
+            .options(args.once, args.groups.clone(), args.group_pattern.clone())?;
     let settings = cli.global.kafka_settings()?;
     let store = Store::open(cli.global.store_url()?, cli.global.timeout)?;
     opts.audit = Some(super::audit::auditor(cli, store.clone())?);

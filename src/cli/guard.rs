@@ -198,7 +198,10 @@ async fn compare_with_snapshot(
 /// Runs `offset-vault guard`: one audit event for the guarded run.
 pub async fn cmd_guard(cli: &Cli, args: &GuardArgs) -> Result<i32> {
     // Bad input is refused before the trail is opened.
-    validate(&args.select.to_selection(), cli.global.connect_clients()?.len())?;
+    validate(
+        &args.select.to_selection(),
+        cli.global.connect_clients()?.len(),
+    )?;
     super::parse_tags(&args.tags)?;
     let trail = super::audit::begin(cli, crate::audit::EventType::Guard, true, true).await?;
     let mut facts = crate::audit::Facts::default();

@@ -193,10 +193,9 @@ fn audit_facts(facts: &mut Facts, plan: &PrunePlan, pruned: &retention::Pruned) 
     facts.snapshot_ids = pruned.deleted.clone();
     let refused = plan.refused().count();
     let failed = pruned.failed.len() + pruned.log_failures().len();
-    facts.detail.insert(
-        "deleted_snapshots".into(),
-        json!(pruned.deleted.len()),
-    );
+    facts
+        .detail
+        .insert("deleted_snapshots".into(), json!(pruned.deleted.len()));
     facts
         .detail
         .insert("failed_deletions".into(), json!(failed));

@@ -65,7 +65,12 @@ fn counts_of(outcome: &Value) -> BTreeMap<String, (u64, i64, i64)> {
     let mut out = BTreeMap::new();
     for g in outcome["plan"]["groups"].as_array().expect("plan groups") {
         let parts = g["partitions"].as_array().expect("partitions");
-        let commits = |p: &&Value| matches!(p["action"].as_str(), Some("reset" | "no-change" | "clamped"));
+        let commits = |p: &&Value| {
+            matches!(
+                p["action"].as_str(),
+                Some("reset" | "no-change" | "clamped")
+            )
+        };
         out.insert(
             g["group_id"].as_str().unwrap().to_string(),
             (
@@ -73,8 +78,16 @@ fn counts_of(outcome: &Value) -> BTreeMap<String, (u64, i64, i64)> {
                     .iter()
                     .filter(|p| matches!(p["action"].as_str(), Some("reset" | "clamped")))
                     .count() as u64,
-                parts.iter().filter(commits).map(|p| p["reprocess"].as_i64().unwrap()).sum(),
-                parts.iter().filter(commits).map(|p| p["skip"].as_i64().unwrap()).sum(),
+                parts
+                    .iter()
+                    .filter(commits)
+                    .map(|p| p["reprocess"].as_i64().unwrap())
+                    .sum(),
+                parts
+                    .iter()
+                    .filter(commits)
+                    .map(|p| p["skip"].as_i64().unwrap())
+                    .sum(),
             ),
         );
     }
@@ -115,7 +128,10 @@ fn assert_cloudevent(e: &Value) {
     assert_eq!(e["specversion"], "1.0");
     assert_eq!(e["datacontenttype"], "application/json");
     let id = e["id"].as_str().unwrap();
-    assert!(id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
+    assert!(
+        id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{id}"
+    );
     assert!(e["source"].as_str().unwrap().starts_with("offset-vault://"));
     chrono::DateTime::parse_from_rfc3339(e["time"].as_str().unwrap()).expect("RFC 3339 time");
     assert!(!e["data"]["who"]["user"].as_str().unwrap().is_empty());
@@ -179,7 +195,11 @@ async fn an_executed_restore_records_one_event_with_its_own_counts() {
     assert_eq!(e["data"]["snapshot_ids"], json!([m.id]));
     assert_eq!(e["data"]["undo_snapshot"], done["undo_snapshot"]);
     let counts = event_counts(e);
-    assert_eq!(counts, counts_of(&done), "the event's counts are the restore's own");
+    assert_eq!(
+        counts,
+        counts_of(&done),
+        "the event's counts are the restore's own"
+    );
     assert_eq!(counts[&m.group], (3, 18, 0), "{counts:?}");
     let command = e["data"]["command"].as_array().unwrap();
     assert!(command.iter().any(|w| w == "--execute"), "{command:?}");
@@ -189,15 +209,22 @@ async fn an_executed_restore_records_one_event_with_its_own_counts() {
     let files = files_under(&store, "audit");
     let day = &e["time"].as_str().unwrap()[..10];
     assert_eq!(files.len(), 2, "{files:?}");
-    assert!(files.contains(&format!("audit/open/{id}.json")), "{files:?}");
+    assert!(
+        files.contains(&format!("audit/open/{id}.json")),
+        "{files:?}"
+    );
     let event_file = files
         .iter()
         .find(|f| f.starts_with(&format!("audit/date={day}/")))
         .expect("event file");
-    assert!(event_file.ends_with(&format!("Z-{id}.json")), "{event_file}");
-    let stored: Value =
-        serde_json::from_slice(&std::fs::read(std::path::Path::new(&store).join(event_file)).unwrap())
-            .unwrap();
+    assert!(
+        event_file.ends_with(&format!("Z-{id}.json")),
+        "{event_file}"
+    );
+    let stored: Value = serde_json::from_slice(
+        &std::fs::read(std::path::Path::new(&store).join(event_file)).unwrap(),
+    )
+    .unwrap();
     assert_eq!(&stored, e, "the listing shows the event as stored");
 }
 
@@ -212,8 +239,14 @@ async fn a_blocked_restore_records_one_blocked_event_and_changes_nothing() {
     let before = kcg::committed(&m.group, &m.topic).await;
     assert_eq!(before, BTreeMap::from([(0, 5), (1, 5)]));
 
-    ov(&store, &["restore", &m.id, "--execute"]).await.expect_code(6);
-    assert_eq!(kcg::committed(&m.group, &m.topic).await, before, "nothing changed");
+    ov(&store, &["restore", &m.id, "--execute"])
+        .await
+        .expect_code(6);
+    assert_eq!(
+        kcg::committed(&m.group, &m.topic).await,
+        before,
+        "nothing changed"
+    );
     let events = audit_events(&store, &[]).await;
     assert_eq!(events.len(), 1, "{events:#?}");
     let e = only(&events, "restore");
@@ -243,7 +276,14 @@ async fn import_and_prune_each_record_one_event() {
     std::fs::write(&csv, format!("{topic},0,3\n{topic},1,4\n")).unwrap();
     let imported = ov(
         &store,
-        &["import", csv.to_str().unwrap(), "--group", &group, "--output", "json"],
+        &[
+            "import",
+            csv.to_str().unwrap(),
+            "--group",
+            &group,
+            "--output",
+            "json",
+        ],
     )
     .await
     .ok()
@@ -261,8 +301,14 @@ async fn import_and_prune_each_record_one_event() {
     let older = snapshot(&store, &["--group", &group]).await;
     let newer = snapshot(&store, &["--group", &group]).await;
     ov(&store, &["prune", "--keep-last", "1"]).await.ok();
-    assert_eq!(audit_events(&store, &[]).await.len(), 1, "a dry run records nothing");
-    ov(&store, &["prune", "--keep-last", "1", "--execute"]).await.ok();
+    assert_eq!(
+        audit_events(&store, &[]).await.len(),
+        1,
+        "a dry run records nothing"
+    );
+    ov(&store, &["prune", "--keep-last", "1", "--execute"])
+        .await
+        .ok();
     let events = audit_events(&store, &[]).await;
     assert_eq!(events.len(), 2, "{events:#?}");
     let p = only(&events, "prune");
@@ -276,7 +322,10 @@ async fn import_and_prune_each_record_one_event() {
         .iter()
         .map(|s| s["id"].as_str().unwrap())
         .collect();
-    assert!(ids.contains(&newer.as_str()) && !ids.contains(&older.as_str()), "{ids:?}");
+    assert!(
+        ids.contains(&newer.as_str()) && !ids.contains(&older.as_str()),
+        "{ids:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -292,7 +341,9 @@ async fn an_unwritable_trail_stops_a_restore_before_any_change_unless_optional()
     // (permissions would not stop root).
     std::fs::write(std::path::Path::new(&store).join("audit"), b"not a folder").unwrap();
 
-    let run = ov(&store, &["restore", &m.id, "--execute"]).await.expect_code(3);
+    let run = ov(&store, &["restore", &m.id, "--execute"])
+        .await
+        .expect_code(3);
     assert!(
         run.stderr.contains("audit trail cannot be written")
             && run.stderr.contains("Nothing was changed")
@@ -318,11 +369,18 @@ async fn an_unwritable_trail_stops_a_restore_before_any_change_unless_optional()
         .json();
     assert_eq!(json_run["status"], "not-applied");
 
-    let run = ov(&store, &["--audit", "optional", "restore", &m.id, "--execute"])
-        .await
-        .ok();
+    let run = ov(
+        &store,
+        &["--audit", "optional", "restore", &m.id, "--execute"],
+    )
+    .await
+    .ok();
     assert!(run.stderr.contains("warning"), "{}", run.stderr);
-    assert!(run.stderr.contains("could not be written"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("could not be written"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(
         kcg::committed(&m.group, &m.topic).await,
         BTreeMap::from([(0, 3), (1, 3)])
@@ -349,7 +407,9 @@ async fn the_listing_filters_and_reads_only_the_folders_from_since() {
     for (g, n) in [(&g1, 2), (&g2, 3)] {
         let csv = dir.path().join(format!("{g}.csv"));
         std::fs::write(&csv, format!("{topic},0,{n}\n")).unwrap();
-        ov(&store, &["import", csv.to_str().unwrap(), "--group", g]).await.ok();
+        ov(&store, &["import", csv.to_str().unwrap(), "--group", g])
+            .await
+            .ok();
     }
     let root = std::path::Path::new(&store);
     // An old day folder holding something unreadable, and a marker whose process never wrote
@@ -362,7 +422,8 @@ async fn the_listing_filters_and_reads_only_the_folders_from_since() {
     )
     .unwrap();
     let dead = "00000000000000000000000000000002";
-    let opened = (chrono::Utc::now() - chrono::Duration::minutes(5)).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let opened = (chrono::Utc::now() - chrono::Duration::minutes(5))
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     std::fs::write(
         root.join(format!("audit/open/{dead}.json")),
         serde_json::to_vec(&json!({
@@ -378,7 +439,11 @@ async fn the_listing_filters_and_reads_only_the_folders_from_since() {
     // Everything: the two imports and the unfinished reset; the old folder is read and its
     // object reported.
     let all = ov(&store, &["audit", "--output", "json"]).await.ok();
-    assert!(all.stderr.contains("20200101T000000.000Z"), "{}", all.stderr);
+    assert!(
+        all.stderr.contains("20200101T000000.000Z"),
+        "{}",
+        all.stderr
+    );
     let events = all.json()["events"].as_array().unwrap().clone();
     assert_eq!(events.len(), 3, "{events:#?}");
     let unfinished = only(&events, "reset");
@@ -387,7 +452,9 @@ async fn the_listing_filters_and_reads_only_the_folders_from_since() {
     assert_eq!(unfinished["data"]["exit_code"], Value::Null);
 
     // --since a day ago: the old folder is not read at all.
-    let recent = ov(&store, &["audit", "--since", "1d", "--output", "json"]).await.ok();
+    let recent = ov(&store, &["audit", "--since", "1d", "--output", "json"])
+        .await
+        .ok();
     assert!(!recent.stderr.contains("20200101"), "{}", recent.stderr);
     assert_eq!(recent.json()["events"].as_array().unwrap().len(), 3);
 
@@ -397,13 +464,19 @@ async fn the_listing_filters_and_reads_only_the_folders_from_since() {
     assert_eq!(audit_events(&store, &["--type", "import"]).await.len(), 2);
     assert_eq!(audit_events(&store, &["--type", "reset"]).await.len(), 1);
     assert!(audit_events(&store, &["--type", "prune"]).await.is_empty());
-    assert!(audit_events(&store, &["--since", "2099-01-01"]).await.is_empty());
-    assert!(audit_events(&store, &["--until", "2021-01-01"]).await.is_empty());
+    assert!(audit_events(&store, &["--since", "2099-01-01"])
+        .await
+        .is_empty());
+    assert!(audit_events(&store, &["--until", "2021-01-01"])
+        .await
+        .is_empty());
     // The table names the unfinished command.
     let table = ov(&store, &["audit"]).await.ok();
     assert!(table.stdout.contains("unfinished"), "{}", table.stdout);
     assert!(table.stdout.contains(&g2), "{}", table.stdout);
-    ov(&store, &["audit", "--type", "restor"]).await.expect_code(2);
+    ov(&store, &["audit", "--type", "restor"])
+        .await
+        .expect_code(2);
 }
 
 /// Reads `n` records of `topic` from the beginning: (key, content-type header, value).
@@ -416,12 +489,17 @@ async fn read_with_headers(topic: &str, n: usize) -> Vec<(String, String, Value)
             .create()
             .expect("consumer");
         let mut tpl = TopicPartitionList::new();
-        tpl.add_partition_offset(&topic, 0, Offset::Beginning).unwrap();
+        tpl.add_partition_offset(&topic, 0, Offset::Beginning)
+            .unwrap();
         consumer.assign(&tpl).unwrap();
         let deadline = Instant::now() + Duration::from_secs(60);
         let mut out = Vec::new();
         while out.len() < n {
-            assert!(Instant::now() < deadline, "read {} of {n}: {out:?}", out.len());
+            assert!(
+                Instant::now() < deadline,
+                "read {} of {n}: {out:?}",
+                out.len()
+            );
             if let Some(Ok(m)) = consumer.poll(Duration::from_millis(200)) {
                 let header = m
                     .headers()
@@ -458,7 +536,14 @@ async fn events_are_produced_to_kafka_as_they_are_written_and_on_demand() {
     // --audit-topic: the new event is produced as it is written.
     ov(
         &store,
-        &["--audit-topic", &live, "import", csv.to_str().unwrap(), "--group", &group],
+        &[
+            "--audit-topic",
+            &live,
+            "import",
+            csv.to_str().unwrap(),
+            "--group",
+            &group,
+        ],
     )
     .await
     .ok();
@@ -470,7 +555,12 @@ async fn events_are_produced_to_kafka_as_they_are_written_and_on_demand() {
     assert_eq!(got[0].2, events[0], "the record is the event as stored");
 
     // audit --to-kafka: every listed event.
-    ov(&store, &["import", csv.to_str().unwrap(), "--group", &group]).await.ok();
+    ov(
+        &store,
+        &["import", csv.to_str().unwrap(), "--group", &group],
+    )
+    .await
+    .ok();
     let events = audit_events(&store, &[]).await;
     assert_eq!(events.len(), 2);
     let siem = unique_name("audit-siem-topic");
@@ -512,16 +602,22 @@ async fn an_executed_restore_on_s3_records_its_event_in_the_bucket() {
     let id = e["id"].as_str().unwrap().to_string();
     let client = s3::s3_store();
     let keys: Vec<String> = client
-        .list(Some(&object_store::path::Path::from(format!("{prefix}/audit"))))
+        .list(Some(&object_store::path::Path::from(format!(
+            "{prefix}/audit"
+        ))))
         .map_ok(|o| o.location.to_string())
         .try_collect()
         .await
         .unwrap();
     assert_eq!(keys.len(), 2, "{keys:?}");
-    assert!(keys.contains(&format!("{prefix}/audit/open/{id}.json")), "{keys:?}");
+    assert!(
+        keys.contains(&format!("{prefix}/audit/open/{id}.json")),
+        "{keys:?}"
+    );
     assert!(
         keys.iter()
-            .any(|k| k.starts_with(&format!("{prefix}/audit/date=")) && k.ends_with(&format!("Z-{id}.json"))),
+            .any(|k| k.starts_with(&format!("{prefix}/audit/date="))
+                && k.ends_with(&format!("Z-{id}.json"))),
         "{keys:?}"
     );
 }
@@ -538,8 +634,15 @@ async fn reset_guard_and_a_refused_restore_each_record_one_event() {
     let done = ov(
         &store,
         &[
-            "reset", "--group", &m.group, "--topic", &m.topic, "--to-earliest", "--execute",
-            "--output", "json",
+            "reset",
+            "--group",
+            &m.group,
+            "--topic",
+            &m.topic,
+            "--to-earliest",
+            "--execute",
+            "--output",
+            "json",
         ],
     )
     .await
@@ -573,7 +676,10 @@ async fn reset_guard_and_a_refused_restore_each_record_one_event() {
     assert_eq!(g["data"]["exit_code"], 3);
     assert_eq!(g["data"]["outcome"], "failed");
     assert_eq!(g["subject"], guarded["snapshot_id"]);
-    assert_eq!(g["data"]["detail"]["guarded_command"], json!(["sh", "-c", "exit 3"]));
+    assert_eq!(
+        g["data"]["detail"]["guarded_command"],
+        json!(["sh", "-c", "exit 3"])
+    );
 
     // A snapshot whose file no longer matches its manifest: refused (exit 5), one event.
     let data = crate::support::ov::local_files(&store, &m.id)
@@ -583,7 +689,9 @@ async fn reset_guard_and_a_refused_restore_each_record_one_event() {
     let mut bytes = std::fs::read(&data).unwrap();
     bytes.push(b' ');
     std::fs::write(&data, bytes).unwrap();
-    ov(&store, &["restore", &m.id, "--execute"]).await.expect_code(5);
+    ov(&store, &["restore", &m.id, "--execute"])
+        .await
+        .expect_code(5);
     assert_eq!(
         kcg::committed(&m.group, &m.topic).await,
         BTreeMap::from([(0, 0), (1, 0)]),

@@ -223,6 +223,14 @@ fn the_context_fills_only_what_flags_left_unset() {
 fn output_flag_beats_the_context_and_defaults_stay_without_one() {
     let cli = run_with(FILE, &["--output", "table", "list"]).unwrap();
     assert_eq!(cli.global.output, OutputFormat::Table);
+    let cli = run_with(FILE, &["--audit", "required", "list"]).unwrap();
+    assert_eq!(cli.global.audit, crate::audit::Mode::Required);
+    let e = run_with(
+        "[contexts.a]\naudit = \"maybe\"\n",
+        &["--context", "a", "list"],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("audit = \"maybe\""), "{e}");
     let cli = run_with("", &["list"]).unwrap();
     assert_eq!(cli.global.output, OutputFormat::Table);
     assert_eq!(cli.global.audit, crate::audit::Mode::Required);
