@@ -338,3 +338,45 @@ fn a_marker_without_its_event_lists_as_unfinished() {
     let v: Value = serde_json::from_slice(&e.to_bytes().unwrap()).unwrap();
     assert_eq!(v["data"]["outcome"], "unfinished");
 }
+
+#[test]
+fn an_unwritable_trail_keeps_the_stores_exit_code_and_says_nothing_changed() {
+    let key = "audit/open/x.json";
+    // (the store's error, the exit code kept)
+    let cases = [
+        (
+            crate::error::Error::store("s3://b/p", "connection refused"),
+            exit::UNREACHABLE,
+        ),
+        (
+            crate::error::Error::AccessDenied {
+                service: "the store",
+                resource: key.into(),
+                detail: "403".into(),
+                advice: "check the credentials",
+            },
+            exit::ACCESS_DENIED,
+        ),
+        (
+            crate::error::Error::Timeout {
+                service: "the store",
+                op: "PUT".into(),
+                after: std::time::Duration::from_secs(1),
+                detail: "slow".into(),
+            },
+            exit::UNREACHABLE,
+        ),
+    ];
+    for (e, code) in cases {
+        let was = e.to_string();
+        let got = unwritable("s3://b/p", key, e);
+        assert_eq!(got.exit_code(), code, "{was}");
+        let text = got.to_string();
+        assert!(
+            text.contains("audit trail cannot be written")
+                && text.contains("Nothing was changed")
+                && text.contains("--audit optional"),
+            "{text}"
+        );
+    }
+}

@@ -173,14 +173,15 @@ fn write_csv(
     Ok(exit::OK)
 }
 
-/// The file, its groups and the tags of `import`, checked (no connection, no store).
-pub(super) fn check_import(
-    args: &ImportArgs,
-) -> Result<(
+/// What `import` reads from its arguments: the file's name, its rows by group, the tags.
+pub(super) type CheckedImport = (
     String,
     BTreeMap<String, Vec<CsvOffset>>,
     BTreeMap<String, String>,
-)> {
+);
+
+/// The file, its groups and the tags of `import`, checked (no connection, no store).
+pub(super) fn check_import(args: &ImportArgs) -> Result<CheckedImport> {
     let bytes = std::fs::read(&args.file).map_err(|source| Error::ReadFile {
         path: args.file.clone(),
         source,
