@@ -703,3 +703,38 @@ async fn reset_guard_and_a_refused_restore_each_record_one_event() {
     assert_eq!(events[0]["data"]["exit_code"], 5);
     assert_eq!(audit_events(&store, &[]).await.len(), 3);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restore_from_a_reviewed_plan_names_the_plans_hash() {
+    if !env::require_kafka() {
+        return;
+    }
+    let (dir, store) = local_store();
+    let m = snapshotted_then_moved(&store, "audit-plan", 1, 2, 3).await;
+    let plan = dir.path().join("plan.json");
+    let plan_path = plan.to_str().unwrap();
+    ov(&store, &["restore", &m.id, "--plan-file", plan_path])
+        .await
+        .ok();
+    assert!(
+        files_under(&store, "audit").is_empty(),
+        "writing a plan records nothing"
+    );
+    let written: Value = serde_json::from_slice(&std::fs::read(&plan).unwrap()).unwrap();
+    let sha = written["sha256"].as_str().expect("the plan's sha256");
+    ov(&store, &["restore", "--from-plan", plan_path, "--execute"])
+        .await
+        .ok();
+    assert_eq!(
+        kcg::committed(&m.group, &m.topic).await,
+        BTreeMap::from([(0, 2)])
+    );
+    let events = audit_events(&store, &[]).await;
+    assert_eq!(events.len(), 1, "{events:#?}");
+    let e = &events[0];
+    assert_eq!(e["subject"], sha);
+    assert_eq!(e["data"]["plan_sha256"], sha);
+    assert_eq!(e["data"]["snapshot_ids"], json!([m.id]));
+    assert_eq!(e["data"]["outcome"], "executed");
+    assert_eq!(event_counts(e)[&m.group], (1, 3, 0));
+}
