@@ -19,7 +19,10 @@
 //! - [`sign`]: Ed25519 keys, detached signatures and the verdict on an object's signer.
 //! - [`log`]: the records of `__consumer_offsets`, decoded (pure); the base of the commit-log
 //!   archive.
+//! - [`audit`]: the audit trail: one CloudEvents event in the store for every change made or
+//!   refused.
 
+pub mod audit;
 pub mod cli;
 pub mod connect;
 pub mod diff;

@@ -196,7 +196,13 @@ pub async fn cmd_export(cli: &Cli, args: &ExportArgs) -> Result<i32> {
 }
 
 pub async fn cmd_import(cli: &Cli, args: &ImportArgs) -> Result<i32> {
-    super::csv::import(cli, args).await
+    // Bad input is refused before the trail is opened: a refused import writes nothing.
+    super::csv::check_import(args)?;
+    let trail = super::audit::begin(cli, crate::audit::EventType::Import, true, true).await?;
+    let mut facts = crate::audit::Facts::default();
+    let result = super::csv::import(cli, args, &mut facts).await;
+    super::audit::finish(trail, facts, &result).await;
+    result
 }
 
 pub(super) const DIFF_EXAMPLES: &str = "\

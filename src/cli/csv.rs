@@ -172,8 +172,15 @@ fn write_csv(
     Ok(exit::OK)
 }
 
-pub async fn import(cli: &Cli, args: &ImportArgs) -> Result<i32> {
-    // The file, the groups and the tags are checked before connecting to anything.
+/// What `import` reads from its arguments: the file's name, its rows by group, the tags.
+pub(super) type CheckedImport = (
+    String,
+    BTreeMap<String, Vec<CsvOffset>>,
+    BTreeMap<String, String>,
+);
+
+/// The file, its groups and the tags of `import`, checked (no connection, no store).
+pub(super) fn check_import(args: &ImportArgs) -> Result<CheckedImport> {
     let bytes = std::fs::read(&args.file).map_err(|source| Error::ReadFile {
         path: args.file.clone(),
         source,
@@ -182,6 +189,12 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> Result<i32> {
     let file = csv_form::decode(&name, &bytes)?;
     let by_group = csv_form::by_group(&file, &args.groups)?;
     let tags = super::parse_tags(&args.tags)?;
+    Ok((name, by_group, tags))
+}
+
+pub async fn import(cli: &Cli, args: &ImportArgs, facts: &mut crate::audit::Facts) -> Result<i32> {
+    // The file, the groups and the tags are checked before connecting to anything.
+    let (name, by_group, tags) = check_import(args)?;
     let settings = cli.global.kafka_settings()?;
     let store = cli.global.open_store()?;
     crate::progress::stage("import: reading the live log ranges", 0);
@@ -272,6 +285,22 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> Result<i32> {
         tracing::warn!("{w}");
     }
     let manifest = snapshot::write(&store, &captured).await?;
+    facts.subject = Some(manifest.meta.id.clone());
+    facts.snapshot_ids.push(manifest.meta.id.clone());
+    facts.groups = manifest
+        .summary
+        .group_ids
+        .iter()
+        .map(|g| crate::audit::GroupChange {
+            group_id: g.clone(),
+            partitions_changed: 0,
+            records_reprocessed: 0,
+            records_skipped: 0,
+        })
+        .collect();
+    facts
+        .detail
+        .insert("partitions".into(), json!(manifest.summary.partitions));
     match cli.global.output {
         OutputFormat::Json => print_json(&json!({
             "id": manifest.meta.id,

@@ -142,6 +142,7 @@ impl FollowerArgs {
             group_pattern,
             connect_topic: self.connect_offsets_topic.clone(),
             progress: None,
+            audit: None,
         })
     }
 }
@@ -177,11 +178,12 @@ pub async fn cmd_follow(cli: &Cli, args: &FollowArgs) -> Result<i32> {
 }
 
 async fn run(cli: &Cli, args: &FollowArgs, followed: &mut Option<Followed>) -> Result<i32> {
-    let opts = args
-        .follower
-        .options(args.once, args.groups.clone(), args.group_pattern.clone())?;
+    let mut opts =
+        args.follower
+            .options(args.once, args.groups.clone(), args.group_pattern.clone())?;
     let settings = cli.global.kafka_settings()?;
     let store = cli.global.open_store()?;
+    opts.audit = Some(super::audit::auditor(cli, store.clone())?);
     let kafka = KafkaClient::connect(settings).await?;
     let connect = cli.global.connect_clients()?;
     let stop = Arc::new(AtomicBool::new(false));

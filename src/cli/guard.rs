@@ -195,8 +195,22 @@ async fn compare_with_snapshot(
     compared.await.unwrap_or_else(Comparison::failed)
 }
 
-/// Runs `offset-vault guard`.
+/// Runs `offset-vault guard`: one audit event for the guarded run.
 pub async fn cmd_guard(cli: &Cli, args: &GuardArgs) -> Result<i32> {
+    // Bad input is refused before the trail is opened.
+    validate(
+        &args.select.to_selection(),
+        cli.global.connect_clients()?.len(),
+    )?;
+    super::parse_tags(&args.tags)?;
+    let trail = super::audit::begin(cli, crate::audit::EventType::Guard, true, true).await?;
+    let mut facts = crate::audit::Facts::default();
+    let result = guard(cli, args, &mut facts).await;
+    super::audit::finish(trail, facts, &result).await;
+    result
+}
+
+async fn guard(cli: &Cli, args: &GuardArgs, facts: &mut crate::audit::Facts) -> Result<i32> {
     let g = &cli.global;
     let mut selection = args.select.to_selection();
     selection.allow_missing = args.allow_missing;
@@ -215,6 +229,12 @@ pub async fn cmd_guard(cli: &Cli, args: &GuardArgs) -> Result<i32> {
     };
     let (manifest, _) = snapshot::take(&store, &kafka, &connect, &opts).await?;
     let id = manifest.meta.id.clone();
+    facts.subject = Some(id.clone());
+    facts.snapshot_ids.push(id.clone());
+    facts.detail.insert(
+        "guarded_command".into(),
+        serde_json::json!(crate::audit::redact::redact_args(&args.command)),
+    );
     crate::noteln!(
         "snapshot {id} taken ({} group(s), {} connector(s)); running: {}",
         manifest.summary.groups,
@@ -232,6 +252,15 @@ pub async fn cmd_guard(cli: &Cli, args: &GuardArgs) -> Result<i32> {
         crate::alertln!("error: {e}");
     }
     let finished_at = Utc::now();
+    facts.outcome = Some(if exit_code == 0 {
+        crate::audit::AuditOutcome::Executed
+    } else {
+        crate::audit::AuditOutcome::Failed
+    });
+    if let Some(sig) = signal {
+        facts.detail.insert("signal".into(), serde_json::json!(sig));
+    }
+    facts.message = error.clone();
     let comparison = compare_with_snapshot(&store, &manifest, &kafka, &connect).await;
     let record = GuardRecord {
         format_version: RECORD_FORMAT_VERSION.into(),

@@ -2,6 +2,7 @@
 
 mod archive;
 mod at;
+mod audit;
 mod commands;
 mod completions;
 pub mod config;
@@ -197,6 +198,33 @@ pub struct GlobalArgs {
     #[arg(help_heading = "Connection", long, global = true, env = config::ENV_CONTEXT, value_name = "NAME")]
     pub context: Option<String>,
 
+    /// Whether a command that changes offsets or snapshots (restore and reset --execute, prune
+    /// --execute, import, guard) must first record itself in the store's audit trail:
+    /// `required` fails before any change when audit/ cannot be written; `optional` warns and
+    /// goes on.
+    #[arg(
+        help_heading = "Audit",
+        long = "audit",
+        global = true,
+        value_enum,
+        default_value_t,
+        env = "OFFSET_VAULT_AUDIT",
+        value_name = "MODE"
+    )]
+    pub audit: crate::audit::Mode,
+
+    /// Also produce each audit event written to this Kafka topic (key: the event id; header
+    /// content-type: application/cloudevents+json). A failed produce is a warning: the store
+    /// holds the record.
+    #[arg(
+        help_heading = "Audit",
+        long,
+        global = true,
+        env = "OFFSET_VAULT_AUDIT_TOPIC",
+        value_name = "TOPIC"
+    )]
+    pub audit_topic: Option<String>,
+
     /// What the configuration file added, and where each setting came from.
     #[arg(skip)]
     pub applied: config::Applied,
@@ -276,6 +304,10 @@ pub enum Command {
     /// Make an Ed25519 key pair for --signing-key and --trusted-key.
     #[command(after_long_help = sign::KEYGEN_EXAMPLES)]
     Keygen(sign::KeygenArgs),
+    /// List the audit trail: one event for every change made or refused (restore, reset,
+    /// prune, import, guard, follow's gaps), and commands that never wrote their outcome.
+    #[command(after_long_help = audit::EXAMPLES)]
+    Audit(audit::AuditArgs),
     /// Show the effective settings, list the contexts, or switch the current context.
     #[command(subcommand, after_long_help = config::EXAMPLES)]
     Config(config::ConfigCommand),

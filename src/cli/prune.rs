@@ -8,6 +8,7 @@ use super::archive::{PolicyArgs, PruneArgs};
 use super::commands::open_store;
 use super::output::print_json;
 use super::{Cli, OutputFormat};
+use crate::audit::{AuditOutcome, EventType, Facts};
 use crate::error::{exit, Error, Result};
 use crate::retention::log::{LogPlan, OrphanAction};
 use crate::retention::{
@@ -76,7 +77,12 @@ pub(super) fn options(args: &PolicyArgs) -> Result<PruneOptions> {
 
 pub async fn run(cli: &Cli, args: &PruneArgs) -> Result<i32> {
     let started = std::time::Instant::now();
-    let result = execute_or_plan(cli, args).await;
+    // Bad input is refused before the trail is opened.
+    options(&args.policy)?;
+    let trail = super::audit::begin(cli, EventType::Prune, args.execute, false).await?;
+    let mut facts = Facts::default();
+    let result = execute_or_plan(cli, args, &mut facts).await;
+    super::audit::finish(trail, facts, &result).await;
     let outcome = Outcome::of(&result);
     one_shot_textfile(
         args.metrics_textfile.as_deref(),
@@ -88,7 +94,7 @@ pub async fn run(cli: &Cli, args: &PruneArgs) -> Result<i32> {
     result
 }
 
-async fn execute_or_plan(cli: &Cli, args: &PruneArgs) -> Result<i32> {
+async fn execute_or_plan(cli: &Cli, args: &PruneArgs, facts: &mut Facts) -> Result<i32> {
     let opts = options(&args.policy)?;
     let store = open_store(cli)?;
     let prepared = retention::prepare(&store, &opts, Utc::now()).await?;
@@ -117,6 +123,7 @@ async fn execute_or_plan(cli: &Cli, args: &PruneArgs) -> Result<i32> {
         print_log_plans(&prepared);
     }
     let pruned = retention::execute(&store, &prepared).await;
+    audit_facts(facts, plan, &pruned);
     match cli.global.output {
         OutputFormat::Json => print_json(&json!({
             "store": store.url(),
@@ -178,6 +185,29 @@ async fn execute_or_plan(cli: &Cli, args: &PruneArgs) -> Result<i32> {
         ));
     }
     Ok(report_refused(plan, true))
+}
+
+/// What the audit event of an executed prune records: the snapshots deleted, the counts, and
+/// `partial` when something was deleted but not all (a refused group, a failed deletion).
+fn audit_facts(facts: &mut Facts, plan: &PrunePlan, pruned: &retention::Pruned) {
+    facts.snapshot_ids = pruned.deleted.clone();
+    let refused = plan.refused().count();
+    let failed = pruned.failed.len() + pruned.log_failures().len();
+    facts
+        .detail
+        .insert("deleted_snapshots".into(), json!(pruned.deleted.len()));
+    facts
+        .detail
+        .insert("failed_deletions".into(), json!(failed));
+    facts.detail.insert("refused_groups".into(), json!(refused));
+    if let Some(l) = &pruned.log {
+        facts
+            .detail
+            .insert("deleted_log_segments".into(), json!(l.segments.len()));
+    }
+    if !pruned.deleted.is_empty() && (refused > 0 || failed > 0) {
+        facts.outcome = Some(AuditOutcome::Partial);
+    }
 }
 
 /// Names each refused group on stderr; exit 15 if there is one. A scheduled dry run is caught

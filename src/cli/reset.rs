@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 use super::output::print_json;
 use super::restore::{json_on_failure, plan_code, print_plan, Apply};
 use super::{parse_duration, Cli, OutputFormat, WhoArgs};
+use crate::audit::{EventType, Facts};
 use crate::error::{Error, Result};
 use crate::format::csv as csv_form;
 use crate::kafka::KafkaClient;
@@ -361,11 +362,33 @@ fn request(args: &ResetArgs, spec: &ResetSpec, prepared: &PreparedReset) -> Rest
 /// one JSON document on stdout.
 pub async fn cmd_reset(cli: &Cli, args: &ResetArgs) -> Result<i32> {
     let mut phase = "validate";
-    let result = run(cli, args, &mut phase).await;
+    // Bad input is refused before the trail is opened: it changes nothing and records nothing.
+    let checked = match &args.from_plan {
+        Some(p) => PlanFile::read(p, true).map(|_| ()),
+        None => cli
+            .global
+            .connect_clients()
+            .and_then(|c| spec(args, Utc::now(), c.len()).map(|_| ())),
+    };
+    if let Err(e) = checked {
+        return json_on_failure(cli, phase, Err(e));
+    }
+    let trail = match super::audit::begin(cli, EventType::Reset, args.execute, true).await {
+        Ok(t) => t,
+        Err(e) => return json_on_failure(cli, phase, Err(e)),
+    };
+    let mut facts = Facts::default();
+    let result = run(cli, args, &mut phase, &mut facts).await;
+    super::audit::finish(trail, facts, &result).await;
     json_on_failure(cli, phase, result)
 }
 
-async fn run(cli: &Cli, args: &ResetArgs, phase: &mut &'static str) -> Result<i32> {
+async fn run(
+    cli: &Cli,
+    args: &ResetArgs,
+    phase: &mut &'static str,
+    facts: &mut Facts,
+) -> Result<i32> {
     let reviewed = args
         .from_plan
         .as_deref()
@@ -373,13 +396,22 @@ async fn run(cli: &Cli, args: &ResetArgs, phase: &mut &'static str) -> Result<i3
         .transpose()?;
     let keys = cli.global.keys()?;
     if let (Some(f), Some(path)) = (&reviewed, &args.from_plan) {
-        crate::restore::approval::require(
+        let trust = crate::restore::approval::require(
             f,
             &path.display().to_string(),
             &keys,
             args.require_approvals,
         )?;
+        // Who approved what is applied: the approvals that counted, by key id.
+        facts
+            .detail
+            .insert("approved_by".into(), serde_json::json!(trust.counted));
+        if let Some(author) = trust.author.key_id() {
+            facts.detail.insert("plan_author".into(), author.into());
+        }
     }
+    facts.plan_sha256 = reviewed.as_ref().map(|f| f.sha256.clone());
+    facts.subject = facts.plan_sha256.clone();
     let spec = match &reviewed {
         Some(f) => f.body.reset.clone().expect("checked by read_plan_file"),
         None => spec(args, Utc::now(), cli.global.connect_clients()?.len())?,
@@ -404,6 +436,10 @@ async fn run(cli: &Cli, args: &ResetArgs, phase: &mut &'static str) -> Result<i3
     crate::progress::stage("planning the reset", 0);
     let base = base_options(args, reviewed.as_ref());
     let mut prepared = reset::prepare(&kafka, &clients, &spec, &base).await?;
+    facts.groups = crate::audit::group_changes(&prepared.targets.plan);
+    facts
+        .detail
+        .insert("scenario".into(), json!(spec.scenario.describe()));
     crate::progress::finish();
     if let Some(f) = &reviewed {
         let mut cmp = review::compare(&f.body.plan, &prepared.targets.plan);
@@ -463,7 +499,7 @@ async fn run(cli: &Cli, args: &ResetArgs, phase: &mut &'static str) -> Result<i3
         what: "reset",
         output: cli.global.output,
     };
-    run.go(|outcome| {
+    run.go(facts, |outcome| {
         vec![
             ("reset", json!(spec.label())),
             ("scenario", json!(spec.scenario.describe())),

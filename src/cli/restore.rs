@@ -9,6 +9,7 @@ use serde_json::json;
 use super::commands::open_store;
 use super::output::{print_json, right, table};
 use super::{Cli, OutputFormat, RestoreArgs};
+use crate::audit::{EventType, Facts};
 use crate::error::{exit, Error, Result};
 use crate::kafka::KafkaClient;
 use crate::restore::plan::Recreate;
@@ -160,7 +161,18 @@ pub(super) fn plan_code(plan: &Plan) -> i32 {
 /// is one JSON document on stdout.
 pub async fn cmd_restore(cli: &Cli, args: &RestoreArgs) -> Result<i32> {
     let mut phase = "validate";
-    let result = run(cli, args, &mut phase).await;
+    // Bad input is refused before the trail is opened: it changes nothing and records nothing.
+    let checked = read_plan_file(args).and_then(|reviewed| request(args, reviewed));
+    if let Err(e) = checked {
+        return json_on_failure(cli, phase, Err(e));
+    }
+    let trail = match super::audit::begin(cli, EventType::Restore, args.execute, false).await {
+        Ok(t) => t,
+        Err(e) => return json_on_failure(cli, phase, Err(e)),
+    };
+    let mut facts = Facts::default();
+    let result = run(cli, args, &mut phase, &mut facts).await;
+    super::audit::finish(trail, facts, &result).await;
     json_on_failure(cli, phase, result)
 }
 
@@ -265,19 +277,32 @@ pub(super) fn json_on_failure(cli: &Cli, phase: &str, result: Result<i32>) -> Re
     }
 }
 
-async fn run(cli: &Cli, args: &RestoreArgs, phase: &mut &'static str) -> Result<i32> {
+async fn run(
+    cli: &Cli,
+    args: &RestoreArgs,
+    phase: &mut &'static str,
+    facts: &mut Facts,
+) -> Result<i32> {
     // Validate everything that needs no I/O, then the store, then the snapshot, and only then
     // the cluster.
     let reviewed = read_plan_file(args)?;
     let keys = cli.global.keys()?;
     if let (Some(f), Some(path)) = (&reviewed, &args.from_plan) {
-        crate::restore::approval::require(
+        let trust = crate::restore::approval::require(
             f,
             &path.display().to_string(),
             &keys,
             args.require_approvals,
         )?;
+        // Who approved what is applied: the approvals that counted, by key id.
+        facts
+            .detail
+            .insert("approved_by".into(), serde_json::json!(trust.counted));
+        if let Some(author) = trust.author.key_id() {
+            facts.detail.insert("plan_author".into(), author.into());
+        }
     }
+    facts.plan_sha256 = reviewed.as_ref().map(|f| f.sha256.clone());
     let req = request(args, reviewed)?;
     let settings = cli.global.kafka_settings()?;
     let clients = cli.global.connect_clients()?;
@@ -290,6 +315,9 @@ async fn run(cli: &Cli, args: &RestoreArgs, phase: &mut &'static str) -> Result<
             None => e,
         })?;
     crate::noteln!("{}, verified", verified.chosen.announce(Utc::now()));
+    let snapshot_id = verified.chosen.manifest.meta.id.clone();
+    facts.subject = facts.plan_sha256.clone().or(Some(snapshot_id.clone()));
+    facts.snapshot_ids.push(snapshot_id);
     if let (Some(_), Choice::Before(at)) = (&args.at, &req.choice) {
         let at = *at;
         let because = restore::at::apply(&store, &mut verified, &req, at).await?;
@@ -300,6 +328,7 @@ async fn run(cli: &Cli, args: &RestoreArgs, phase: &mut &'static str) -> Result<
     let kafka = KafkaClient::connect(settings).await?;
     crate::progress::stage("planning the restore", 0);
     let prepared = restore::prepare(verified, &kafka, &clients, &req).await?;
+    facts.groups = crate::audit::group_changes(&prepared.targets.plan);
     if !prepared.targets.moved.is_empty() {
         crate::noteln!(
             "{} partition(s) moved since the plan was reviewed; the targets are unchanged",
@@ -361,7 +390,7 @@ async fn run(cli: &Cli, args: &RestoreArgs, phase: &mut &'static str) -> Result<
         what: "restore",
         output: cli.global.output,
     };
-    run.go(|outcome| {
+    run.go(facts, |outcome| {
         vec![
             ("snapshot", json!(prepared.loaded.manifest.meta.id)),
             ("chosen_because", json!(prepared.chosen_because)),
@@ -388,6 +417,7 @@ pub(super) struct Apply<'a> {
 impl Apply<'_> {
     pub(super) async fn go(
         &self,
+        facts: &mut Facts,
         fields: impl FnOnce(&Outcome) -> Vec<(&'static str, serde_json::Value)>,
     ) -> Result<i32> {
         let cli_output = self.output;
@@ -409,6 +439,7 @@ impl Apply<'_> {
         )
         .await;
         crate::progress::finish();
+        facts.executed(&outcome);
         if cli_output == OutputFormat::Table {
             print_outcome(&outcome, self.what, self.req.undo_kind);
         }

@@ -541,6 +541,17 @@ pub struct ExpiringGroupDoc {
     pub restore_hint: String,
 }
 
+/// `audit --output json`: the events listed, oldest first, each as stored (CloudEvents 1.0,
+/// structured JSON); an opened marker without its event appears with outcome `unfinished`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AuditDoc {
+    pub schema_version: u32,
+    /// The store URL read.
+    pub store: String,
+    pub events: Vec<crate::audit::Event>,
+}
+
 /// Every schema, by file name under `docs/schema/`.
 pub fn schemas() -> Vec<(&'static str, Value)> {
     fn one<T: JsonSchema>() -> Value {
@@ -560,6 +571,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ("import.schema.json", one::<ImportDoc>()),
         ("guard.schema.json", one::<GuardDoc>()),
         ("expiring.schema.json", one::<ExpiringDoc>()),
+        ("audit.schema.json", one::<AuditDoc>()),
         ("config-show.schema.json", one::<ConfigShowDoc>()),
         (
             "config-list-contexts.schema.json",

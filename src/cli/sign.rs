@@ -7,6 +7,7 @@ use serde_json::json;
 
 use super::output::print_json;
 use super::{Cli, OutputFormat};
+use crate::audit::{EventType, Facts};
 use crate::error::{exit, Result};
 
 pub const KEYGEN_EXAMPLES: &str = "\
@@ -75,8 +76,9 @@ pub struct ApproveArgs {
 }
 
 /// Adds an approval to a plan file, after showing what is approved. The file is replaced
-/// atomically: it holds either the old approvals or all of them.
-pub fn cmd_approve(cli: &Cli, args: &ApproveArgs) -> Result<i32> {
+/// atomically: it holds either the old approvals or all of them. With a store configured, the
+/// approval is recorded in its audit trail (`--audit` applies); without one it is not.
+pub async fn cmd_approve(cli: &Cli, args: &ApproveArgs) -> Result<i32> {
     use crate::restore::review::PlanFile;
     let path = &args.plan;
     let name = path.display().to_string();
@@ -88,9 +90,37 @@ pub fn cmd_approve(cli: &Cli, args: &ApproveArgs) -> Result<i32> {
     let (source, text) = crate::sign::key_text("--key", &args.key)?;
     let key = crate::sign::SecretKey::from_pem(&source, &text)?;
     let keys = cli.global.keys()?;
-    crate::restore::approval::approve(&mut file, &name, &key, &keys)?;
-    let trust = crate::restore::approval::judge(&file, &keys);
-    write_atomically(path, &file.to_bytes())?;
+    let recorded = cli.global.store.is_some();
+    if !recorded {
+        crate::noteln!(
+            "no store is configured: this approval is not recorded in an audit trail (the restore that applies the plan records its approvals)"
+        );
+    }
+    let trail = super::audit::begin(cli, EventType::Approve, recorded, false).await?;
+    let mut facts = Facts {
+        subject: Some(file.sha256.clone()),
+        plan_sha256: Some(file.sha256.clone()),
+        snapshot_ids: vec![file.body.snapshot_id.clone()],
+        groups: crate::audit::group_changes(&file.body.plan),
+        ..Default::default()
+    };
+    facts.detail.insert("approved_by".into(), key.id().into());
+    facts.detail.insert("plan_file".into(), name.clone().into());
+    let result = approve(cli, &mut file, &name, &key, &keys);
+    super::audit::finish(trail, facts, &result).await;
+    result
+}
+
+fn approve(
+    cli: &Cli,
+    file: &mut crate::restore::review::PlanFile,
+    name: &str,
+    key: &crate::sign::SecretKey,
+    keys: &crate::sign::Keys,
+) -> Result<i32> {
+    crate::restore::approval::approve(file, name, key, keys)?;
+    let trust = crate::restore::approval::judge(file, keys);
+    write_atomically(std::path::Path::new(name), &file.to_bytes())?;
     let b = &file.body;
     let s = &b.plan.summary;
     let kind = if b.reset.is_some() {
@@ -98,6 +128,12 @@ pub fn cmd_approve(cli: &Cli, args: &ApproveArgs) -> Result<i32> {
     } else {
         "restore"
     };
+    let approvals: Vec<String> = file
+        .signatures
+        .iter()
+        .filter(|s| s.purpose == crate::sign::Purpose::PlanApproval)
+        .map(|s| s.key_id.clone())
+        .collect();
     match cli.global.output {
         OutputFormat::Json => print_json(&json!({
             "plan": name,
@@ -107,10 +143,7 @@ pub fn cmd_approve(cli: &Cli, args: &ApproveArgs) -> Result<i32> {
             "cluster_id": b.cluster_id,
             "author": trust.author,
             "approved_by": key.id(),
-            "approvals": file.signatures.iter()
-                .filter(|s| s.purpose == crate::sign::Purpose::PlanApproval)
-                .map(|s| s.key_id.clone())
-                .collect::<Vec<_>>(),
+            "approvals": approvals,
         })),
         OutputFormat::Table => {
             crate::outln!("approved   {name} (sha256 {})", file.sha256);
@@ -134,11 +167,9 @@ pub fn cmd_approve(cli: &Cli, args: &ApproveArgs) -> Result<i32> {
             );
             crate::outln!("by         key {}", key.id());
             crate::outln!(
-                "approvals  {} in the file",
-                file.signatures
-                    .iter()
-                    .filter(|s| s.purpose == crate::sign::Purpose::PlanApproval)
-                    .count()
+                "approvals  {} in the file: {}",
+                approvals.len(),
+                approvals.join(", ")
             );
         }
     }

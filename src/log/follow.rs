@@ -59,6 +59,8 @@ pub struct FollowOptions {
     pub connect_topic: Option<String>,
     /// Where a running follower reports its segments, rewinds and lag (for `serve`).
     pub progress: Option<Arc<super::progress::FollowProgress>>,
+    /// Where each gap that loses archived history is recorded as an audit event (`follow.gap`).
+    pub audit: Option<crate::audit::Auditor>,
 }
 
 impl FollowOptions {
@@ -495,6 +497,39 @@ impl Follower<'_> {
         self.out.warnings.push(line);
     }
 
+    /// One audit event for a gap recorded in the archive (the first read of a partition, which
+    /// starts the archive, is none). A failed write is a warning: the gap itself is recorded.
+    fn audit_gap(&mut self, partition: i32, from: i64, to: i64, why: &str) {
+        let opts: &FollowOptions = self.opts;
+        let Some(auditor) = &opts.audit else {
+            return;
+        };
+        let written = crate::audit::event::new_id().and_then(|id| {
+            let mut facts = crate::audit::Facts {
+                subject: Some(format!("{}[{partition}]", self.topic)),
+                message: Some(why.to_string()),
+                ..Default::default()
+            };
+            for (k, v) in [
+                ("topic", serde_json::json!(self.topic)),
+                ("partition", serde_json::json!(partition)),
+                ("from_offset", serde_json::json!(from)),
+                ("to_offset", serde_json::json!(to)),
+                ("records_lost", serde_json::json!(to - from)),
+            ] {
+                facts.detail.insert(k.into(), v);
+            }
+            let event = auditor.bare(crate::audit::EventType::FollowGap, &id, facts);
+            self.handle.block_on(auditor.record(&event)).map(|()| id)
+        });
+        if let Err(e) = written {
+            self.warn(format!(
+                "the gap of {}[{partition}] ({from} to {to}) is recorded in the archive, but its audit event could not be written: {e}",
+                self.topic
+            ));
+        }
+    }
+
     /// Partitions now read: record a gap where the log no longer held the archive's end.
     fn assigned(&mut self, starts: &[(i32, i64)]) -> Result<()> {
         for &(p, start) in starts {
@@ -521,6 +556,7 @@ impl Follower<'_> {
                         );
                         if end.is_some() {
                             self.warn(line.clone());
+                            self.audit_gap(p, from, start, &why);
                         } else {
                             tracing::info!("{line}");
                         }
@@ -1053,6 +1089,7 @@ mod tests {
             group_pattern: pattern.map(String::from),
             connect_topic: None,
             progress: None,
+            audit: None,
         };
         // (names, pattern, group, archived)
         let cases = [

@@ -423,6 +423,29 @@ impl Store {
             .map_err(|e| self.err(prefix, e))
     }
 
+    /// Every object under `prefix` (recursively), with the time it was last written.
+    pub async fn list_modified(
+        &self,
+        prefix: &str,
+    ) -> Result<Vec<(Object, chrono::DateTime<chrono::Utc>)>> {
+        tracing::debug!(target: "offset_vault::store::calls", "LIST {prefix}");
+        let path = Path::from(prefix);
+        self.inner
+            .list(Some(&path))
+            .map_ok(|m| {
+                (
+                    Object {
+                        key: m.location.to_string(),
+                        size: m.size,
+                    },
+                    m.last_modified,
+                )
+            })
+            .try_collect()
+            .await
+            .map_err(|e| self.err(prefix, e))
+    }
+
     /// The names of the folders directly under `prefix`.
     pub async fn folders(&self, prefix: &str) -> Result<Vec<String>> {
         tracing::debug!(target: "offset_vault::store::calls", "LIST-FOLDERS {prefix}");

@@ -390,6 +390,31 @@ async fn a_position_the_log_no_longer_holds_is_a_recorded_gap_that_restore_at_re
         .expect("a base snapshot after the gap")
         .to_string();
     assert_ne!(s1, s0);
+    // The gap is an audit event too (the archive's first reads of partitions are none).
+    let audit = ov(
+        &store,
+        &["audit", "--type", "follow.gap", "--output", "json"],
+    )
+    .await
+    .ok()
+    .json();
+    let events = audit["events"].as_array().unwrap();
+    assert_eq!(events.len(), 1, "{audit:#}");
+    let detail = &events[0]["data"]["detail"];
+    assert_eq!(
+        (
+            &detail["partition"],
+            &detail["from_offset"],
+            &detail["to_offset"]
+        ),
+        (
+            &serde_json::json!(p),
+            &serde_json::json!(archived_to),
+            &serde_json::json!(log_start)
+        ),
+        "{audit:#}"
+    );
+    assert_eq!(events[0]["subject"], format!("{OFFSETS}[{p}]"));
 
     // The chain: what was archived, the gap (no data file), what came after.
     let all = assert_contiguous(&store);

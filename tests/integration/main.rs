@@ -4,6 +4,7 @@
 //! under CI (`CI` set), where it fails.
 
 mod archive;
+mod audit;
 mod deploy;
 mod environment;
 mod expiry;

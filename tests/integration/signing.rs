@@ -423,14 +423,10 @@ async fn a_plan_is_applied_only_with_the_approvals_it_needs_and_only_as_approved
     // Two approvals, but the plan changed afterwards (a target edited and the checksum
     // recomputed): refused, nothing changed.
     let approved = std::fs::read(&plan).unwrap();
-    ov_raw(vec![
-        "approve".into(),
-        plan_s.into(),
-        "--key".into(),
-        carol_key.clone(),
-    ])
-    .await
-    .ok();
+    // Carol approves with the store configured: her approval is in its audit trail.
+    ov(&store, &["approve", plan_s, "--key", &carol_key])
+        .await
+        .ok();
     let good = std::fs::read(&plan).unwrap();
     let mut file = offset_vault::restore::review::PlanFile::from_bytes("p", &good).unwrap();
     assert_eq!(file.signatures.len(), 3, "author and two approvals");
@@ -456,6 +452,46 @@ async fn a_plan_is_applied_only_with_the_approvals_it_needs_and_only_as_approved
     std::fs::write(&plan, &good).unwrap();
     apply(store.clone(), trusted.clone()).await.ok();
     assert_eq!(kcg::committed(&group, &topic).await, both(3));
+
+    // The audit trail: every refused and the executed application, and Carol's approval.
+    let events = ov(&store, &["audit", "--output", "json"]).await.ok().json();
+    let events = events["events"].as_array().unwrap();
+    let of = |t: &str| -> Vec<&Value> {
+        events
+            .iter()
+            .filter(|e| e["type"] == format!("dev.offset-vault.{t}"))
+            .collect()
+    };
+    let restores: Vec<(i64, String)> = of("restore")
+        .iter()
+        .map(|e| {
+            (
+                e["data"]["exit_code"].as_i64().unwrap(),
+                e["data"]["outcome"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(restores.len(), 5, "{restores:?}");
+    assert_eq!(restores[0], (17, "refused".to_string()));
+    assert_eq!(restores[1], (17, "refused".to_string()));
+    assert_eq!(restores[3], (17, "refused".to_string()));
+    assert_eq!(restores[4], (0, "executed".to_string()));
+    let executed = of("restore")[4];
+    let approvers: Vec<&str> = executed["data"]["detail"]["approved_by"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    assert_eq!(approvers.len(), 2, "{executed:#}");
+    assert!(approvers.contains(&bob_id.as_str()), "{executed:#}");
+    let approvals = of("approve");
+    assert_eq!(
+        approvals.len(),
+        1,
+        "only Carol's approval had a store: {events:#?}"
+    );
+    assert_eq!(approvals[0]["data"]["outcome"], "executed");
 }
 
 /// Segments of the commit-log archive, undo snapshots and apply records are signed too, and with
@@ -466,7 +502,7 @@ async fn signed_segments_serve_at_and_an_unsigned_one_is_refused() {
         return;
     }
     let keys = tempfile::tempdir().unwrap();
-    let (ci_key, ci_pub, _) = keygen(keys.path(), "ci").await;
+    let (ci_key, ci_pub, ci_id) = keygen(keys.path(), "ci").await;
     let topic = unique_name("ov-sign-log");
     kafka::create_topic(&topic, 2).await;
     kafka::produce(&topic, 0, 30).await;
@@ -524,6 +560,13 @@ async fn signed_segments_serve_at_and_an_unsigned_one_is_refused() {
         kcg::committed(&group, &topic).await,
         BTreeMap::from([(0, 3), (1, 2)])
     );
+    // Its audit event is signed by the key, and names it.
+    let mut args = vec!["audit", "--type", "restore", "--output", "json"];
+    args.extend(trust);
+    let events = ov(&store, &args).await.ok().json();
+    let events = events["events"].as_array().unwrap();
+    assert_eq!(events.len(), 1, "{events:#?}");
+    assert_eq!(events[0]["data"]["who"]["key_id"], ci_id.as_str());
     let mut args = vec!["verify", "--all", "--output", "json"];
     args.extend(trust);
     let all = ov(&store, &args).await.ok().json();

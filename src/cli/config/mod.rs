@@ -14,6 +14,8 @@
 //! command-config = "prod-client.properties"   # relative to this file
 //! output = "table"
 //! timeout = "30s"
+//! audit = "required"                          # or "optional"
+//! audit-topic = "offset-vault-audit"
 //! properties = { "security.protocol" = "SASL_SSL", "sasl.mechanism" = "SCRAM-SHA-512" }
 //! ```
 //!
@@ -160,6 +162,10 @@ pub struct Context {
     pub signing_key: Option<PathBuf>,
     /// `--trusted-key`: PEM files (relative to the configuration file).
     pub trusted_keys: Option<Vec<PathBuf>>,
+    /// `required` or `optional` (`--audit`).
+    pub audit: Option<Spanned<String>>,
+    /// `--audit-topic`.
+    pub audit_topic: Option<String>,
 }
 
 /// A string or a list of strings (`connect-url`).
@@ -505,6 +511,33 @@ fn merge(
             humantime::format_duration(g.timeout).to_string(),
             t_source.unwrap_or_default(),
         )),
+    );
+    if src("audit").is_none() {
+        if let Some(a) = &ctx.audit {
+            g.audit = crate::audit::Mode::from_str(a.get_ref(), true).map_err(|_| {
+                Error::usage(format!(
+                    "context {name}: audit = {:?}: expected \"required\" or \"optional\"",
+                    a.get_ref()
+                ))
+            })?;
+        }
+    }
+    let a_source = src("audit").or_else(|| {
+        ctx.audit
+            .as_ref()
+            .map(|_| Source::Context { name: name.into() })
+    });
+    origin(
+        "audit",
+        Some((g.audit.name().to_string(), a_source.unwrap_or_default())),
+    );
+    g.audit_topic = origin(
+        "audit-topic",
+        resolve(
+            with(g.audit_topic.take(), "audit_topic"),
+            ctx.audit_topic.clone().map(|v| (v, name)),
+            None,
+        ),
     );
     Ok(())
 }

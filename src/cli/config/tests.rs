@@ -97,6 +97,8 @@ connect-url = ["http://c1:8083", "http://c2:8083"]
 store = "s3://backups/offsets"
 output = "json"
 timeout = "45s"
+audit = "optional"
+audit-topic = "ov-audit"
 properties = { "sasl.mechanism" = "PLAIN", "sasl.password" = "hunter2" }
 
 [contexts.staging]
@@ -191,6 +193,8 @@ fn the_context_fills_only_what_flags_left_unset() {
     assert_eq!(g.connect_url, vec!["http://c1:8083", "http://c2:8083"]);
     assert_eq!(g.output, OutputFormat::Json);
     assert_eq!(g.timeout, std::time::Duration::from_secs(45));
+    assert_eq!(g.audit, crate::audit::Mode::Optional);
+    assert_eq!(g.audit_topic.as_deref(), Some("ov-audit"));
     let source = |s: &str| {
         g.applied
             .origins
@@ -200,6 +204,7 @@ fn the_context_fills_only_what_flags_left_unset() {
             .collect::<Vec<_>>()
     };
     assert_eq!(source("store"), vec![Source::Flag]);
+    assert_eq!(source("audit"), vec![ctx("prod")]);
     assert_eq!(source("bootstrap-server"), vec![ctx("prod")]);
     // Both layers are shown; the command line's -X is applied last, so it wins.
     assert_eq!(
@@ -218,8 +223,18 @@ fn the_context_fills_only_what_flags_left_unset() {
 fn output_flag_beats_the_context_and_defaults_stay_without_one() {
     let cli = run_with(FILE, &["--output", "table", "list"]).unwrap();
     assert_eq!(cli.global.output, OutputFormat::Table);
+    let cli = run_with(FILE, &["--audit", "required", "list"]).unwrap();
+    assert_eq!(cli.global.audit, crate::audit::Mode::Required);
+    let e = run_with(
+        "[contexts.a]\naudit = \"maybe\"\n",
+        &["--context", "a", "list"],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("audit = \"maybe\""), "{e}");
     let cli = run_with("", &["list"]).unwrap();
     assert_eq!(cli.global.output, OutputFormat::Table);
+    assert_eq!(cli.global.audit, crate::audit::Mode::Required);
+    assert_eq!(cli.global.audit_topic, None);
     assert_eq!(cli.global.bootstrap_server, None);
     assert!(cli.global.applied.context.is_none());
 }

@@ -1,0 +1,188 @@
+//! `offset-vault audit`: list the audit trail; and the hooks the changing commands call at the
+//! start and end of their execute path ([`begin`], [`finish`]).
+
+use chrono::Utc;
+use clap::Args;
+use comfy_table::Cell;
+use serde_json::json;
+
+use super::output::{print_json, table};
+use super::{Cli, OutputFormat};
+use crate::audit::{self, Auditor, EventType, Facts, Filter, KafkaSink, Trail};
+use crate::error::{exit, Error, Result};
+use crate::store::Store;
+use crate::timeutil::parse_time;
+
+pub(super) const EXAMPLES: &str = "\
+Examples:
+  # Everything changed or refused in the last day
+  offset-vault audit --since 24h
+
+  # One group's restores and resets, as JSON (the events as stored, CloudEvents 1.0)
+  offset-vault audit --since 2026-12-01 --group billing --output json
+
+  # Send the last week's events to a SIEM topic
+  offset-vault audit --since 7d --to-kafka security.audit
+
+What is recorded: one event per restore or reset --execute (refusals too), prune --execute,
+import, guard, and gap follow records in the commit-log archive. A command writes an opened
+marker (audit/open/ID.json) before it changes anything; a marker without its event is listed
+as unfinished: the process ended before it wrote its outcome. --audit required (the default)
+makes a command fail before any change when the marker cannot be written.";
+
+/// Arguments of `audit`.
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// Only events at or after this time (RFC 3339, a date, or a duration like 24h); only the
+    /// date folders from then on are read.
+    #[arg(long, value_name = "TIME")]
+    pub since: Option<String>,
+    /// Only events at or before this time.
+    #[arg(long, value_name = "TIME")]
+    pub until: Option<String>,
+    /// Only events that name this consumer group (restore, reset, import).
+    #[arg(long, value_name = "GROUP")]
+    pub group: Option<String>,
+    /// Only events of this type: restore, reset, prune, import, guard, approve, follow.gap
+    /// (or the whole type, dev.offset-vault.restore).
+    #[arg(long = "type", value_name = "TYPE")]
+    pub event_type: Option<String>,
+    /// Also produce every event listed to this Kafka topic (key: the event id, value: the event
+    /// as stored, header content-type: application/cloudevents+json). Unfinished markers are
+    /// not produced.
+    #[arg(long, value_name = "TOPIC")]
+    pub to_kafka: Option<String>,
+}
+
+/// The auditor of this run over `store`: the command line, `--audit`, and `--audit-topic`.
+pub(super) fn auditor(cli: &Cli, store: Store) -> Result<Auditor> {
+    let g = &cli.global;
+    let sink = match g.audit_topic.as_deref().filter(|t| !t.trim().is_empty()) {
+        Some(topic) => Some(KafkaSink::new(&g.kafka_settings()?, topic)?),
+        None => None,
+    };
+    let command: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    // Events are signed by the store's signing key (audit::write_event); its id names who.
+    let key_id = store.keys().signer().map(|k| k.id().to_string());
+    Ok(Auditor::new(store, g.audit, command)
+        .with_key_id(key_id)
+        .with_sink(sink))
+}
+
+/// Starts the trail of a command that is about to change something (`changes`: false for a
+/// dry run, which records nothing). Writes the opened marker; with `--audit required` a trail
+/// that cannot be written fails the command here, before any change. `create`: the command
+/// creates a missing local store (as `snapshot` does), else it must exist.
+pub(super) async fn begin(
+    cli: &Cli,
+    t: EventType,
+    changes: bool,
+    create: bool,
+) -> Result<Option<Trail>> {
+    if !changes {
+        return Ok(None);
+    }
+    let store = if create {
+        cli.global.open_store()?
+    } else {
+        cli.global.open_existing_store()?
+    };
+    let trail = auditor(cli, store)?.begin(t).await?;
+    tracing::debug!("audit: opened {} ({})", trail.id(), t.short());
+    Ok(Some(trail))
+}
+
+/// Ends the trail with the command's result (which the caller returns unchanged).
+pub(super) async fn finish(trail: Option<Trail>, facts: Facts, result: &Result<i32>) {
+    if let Some(trail) = trail {
+        trail.finish(facts, result).await;
+    }
+}
+
+/// Runs `offset-vault audit`.
+pub async fn cmd_audit(cli: &Cli, args: &AuditArgs) -> Result<i32> {
+    let now = Utc::now();
+    let time = |t: &Option<String>| t.as_deref().map(|t| parse_time(t, now)).transpose();
+    let filter = Filter {
+        since: time(&args.since)?,
+        until: time(&args.until)?,
+        group: args.group.clone(),
+        event_type: args
+            .event_type
+            .as_deref()
+            .map(audit::filter::parse_type)
+            .transpose()?,
+    };
+    if let (Some(s), Some(u)) = (filter.since, filter.until) {
+        if s > u {
+            return Err(Error::usage("--since is after --until: nothing can match"));
+        }
+    }
+    let sink = match &args.to_kafka {
+        Some(topic) => Some(KafkaSink::new(&cli.global.kafka_settings()?, topic)?),
+        None => None,
+    };
+    let store = super::commands::open_store(cli)?;
+    let listing = audit::list::list(&store, &filter).await?;
+    for p in &listing.problems {
+        crate::alertln!("warning: {p}");
+    }
+    match cli.global.output {
+        OutputFormat::Json => print_json(&json!({
+            "store": store.url(),
+            "events": listing.events,
+        })),
+        OutputFormat::Table => print_table(&listing.events),
+    }
+    if let Some(sink) = sink {
+        let mut sent = 0;
+        for e in listing
+            .events
+            .iter()
+            .filter(|e| e.data.outcome != audit::AuditOutcome::Unfinished)
+        {
+            sink.send(e).await.map_err(|err| {
+                Error::kafka(
+                    "audit --to-kafka",
+                    format!("{err}; {sent} event(s) were produced before it"),
+                )
+            })?;
+            sent += 1;
+        }
+        crate::noteln!("{sent} event(s) produced to {}", sink.topic());
+    }
+    Ok(exit::OK)
+}
+
+fn print_table(events: &[audit::Event]) {
+    let mut t = table(&[
+        "TIME", "TYPE", "OUTCOME", "EXIT", "WHO", "GROUPS", "SUBJECT",
+    ]);
+    for e in events {
+        let groups = e
+            .data
+            .groups
+            .iter()
+            .map(|g| format!("{} ({} partition(s))", g.group_id, g.partitions_changed))
+            .collect::<Vec<_>>()
+            .join(", ");
+        t.add_row(vec![
+            Cell::new(e.time_text()),
+            Cell::new(e.short_type()),
+            Cell::new(e.data.outcome.name()),
+            Cell::new(
+                e.data
+                    .exit_code
+                    .map(|c| c.to_string())
+                    .unwrap_or_else(|| "-".into()),
+            ),
+            Cell::new(format!("{}@{}", e.data.who.user, e.data.who.host)),
+            Cell::new(groups),
+            Cell::new(e.subject.clone().unwrap_or_default()),
+        ]);
+    }
+    crate::outln!("{t}");
+    crate::noteln!("{} event(s)", events.len());
+}
