@@ -5,7 +5,6 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::commands::open_store;
 use super::{Cli, OutputFormat, ShowArgs};
 use crate::diff::Filter;
 use crate::error::{exit, Error, Result};
@@ -93,7 +92,7 @@ pub(super) async fn show(cli: &Cli, args: &ShowArgs, text: &str) -> Result<i32> 
         partitions: args.partitions.clone(),
     };
     let req = request(text, filter, "show", Utc::now())?;
-    let store = open_store(cli)?;
+    let store = cli.global.open_existing_store()?;
     let read = at::read(&store, &req).await?;
     for note in notes(&read) {
         crate::noteln!("{note}");

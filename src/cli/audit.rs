@@ -124,7 +124,7 @@ pub async fn cmd_audit(cli: &Cli, args: &AuditArgs) -> Result<i32> {
         Some(topic) => Some(KafkaSink::new(&cli.global.kafka_settings()?, topic)?),
         None => None,
     };
-    let store = super::commands::open_store(cli)?;
+    let store = cli.global.open_existing_store()?;
     let listing = audit::list::list(&store, &filter).await?;
     for p in &listing.problems {
         crate::alertln!("warning: {p}");

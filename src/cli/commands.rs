@@ -11,7 +11,6 @@ use crate::serve::metrics::{self, one_shot_textfile, Outcome};
 use crate::sign::Verdict;
 use crate::snapshot;
 use crate::snapshot::repo::{self, DayRange};
-use crate::store::Store;
 use crate::timeutil::parse_time;
 
 /// Runs a parsed command line; returns the process exit code.
@@ -21,15 +20,15 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::List(args) => cmd_list(&cli, args).await,
         Command::Show(args) => cmd_show(&cli, args).await,
         Command::Verify(args) => cmd_verify(&cli, args).await,
-        Command::Diff(args) => super::archive::cmd_diff(&cli, args).await,
+        Command::Diff(args) => super::diff::run(&cli, args).await,
         Command::Reset(args) => super::reset::cmd_reset(&cli, args).await,
         Command::Restore(args) => super::restore::cmd_restore(&cli, args).await,
         Command::Follow(args) => super::follow::cmd_follow(&cli, args).await,
         Command::Expiring(args) => super::expiring::cmd_expiring(&cli, args).await,
         Command::History(args) => super::log::cmd_history(&cli, args).await,
-        Command::Prune(args) => super::archive::cmd_prune(&cli, args).await,
-        Command::Export(args) => super::archive::cmd_export(&cli, args).await,
-        Command::Import(args) => super::archive::cmd_import(&cli, args).await,
+        Command::Prune(args) => super::prune::run(&cli, args).await,
+        Command::Export(args) => super::csv::export(&cli, args).await,
+        Command::Import(args) => super::csv::cmd_import(&cli, args).await,
         Command::Guard(args) => super::guard::cmd_guard(&cli, args).await,
         Command::Serve(args) => super::serve::cmd_serve(&cli, args).await,
         Command::Keygen(args) => super::sign::cmd_keygen(&cli, args),
@@ -39,11 +38,6 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Completions(args) => super::completions::cmd_completions(args),
         Command::Man(args) => super::completions::cmd_man(args),
     }
-}
-
-/// The store, to read from (a missing local directory is an error).
-pub(super) fn open_store(cli: &Cli) -> Result<Store> {
-    cli.global.open_existing_store()
 }
 
 async fn cmd_snapshot(cli: &Cli, args: &SnapshotArgs) -> Result<i32> {
@@ -125,7 +119,7 @@ async fn cmd_list(cli: &Cli, args: &ListArgs) -> Result<i32> {
         .map(|t| parse_time(t, now))
         .transpose()?;
     let tags = super::parse_tags(&args.tags)?;
-    let store = open_store(cli)?;
+    let store = cli.global.open_existing_store()?;
     let days = DayRange {
         from: since.map(|t| t.date_naive()),
         to: until.map(|t| t.date_naive()),
@@ -169,7 +163,7 @@ async fn cmd_show(cli: &Cli, args: &ShowArgs) -> Result<i32> {
             ))
         }
     };
-    let store = open_store(cli)?;
+    let store = cli.global.open_existing_store()?;
     let manifest = repo::resolve(&store, id).await?;
     let opened = repo::open_verified(&store, &manifest).await?;
     match cli.global.output {
@@ -217,7 +211,7 @@ fn print_show_json(opened: &repo::Opened) -> Result<()> {
 /// and the apply records (a problem in either fails the verification; notes such as orphan
 /// data files and recorded gaps do not).
 async fn cmd_verify(cli: &Cli, args: &VerifyArgs) -> Result<i32> {
-    let store = open_store(cli)?;
+    let store = cli.global.open_existing_store()?;
     let enforcing = store.keys().enforcing();
     // (id, content problems, signature)
     let mut results: Vec<(String, Vec<String>, Verdict)> = Vec::new();

@@ -1,12 +1,12 @@
 //! `offset-vault export` and `import`: kafka-consumer-groups CSV out of and into the store.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 
 use chrono::{SubsecRound, Utc};
+use clap::Args;
 use serde_json::json;
 
-use super::archive::{ExportArgs, ImportArgs};
-use super::commands::open_store;
 use super::output::print_json;
 use super::{Cli, OutputFormat};
 use crate::error::{exit, Error, Result};
@@ -16,7 +16,80 @@ use crate::snapshot::model::{
     GroupSnapshot, Member, PartitionOffset, Selection, SnapshotContent, SnapshotKind, SnapshotMeta,
 };
 use crate::snapshot::repo;
-use crate::snapshot::{self, Captured};
+use crate::snapshot::{self, Captured, Format};
+
+/// Arguments of `export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Snapshot id, or a unique prefix of one.
+    #[arg(required_unless_present = "at", conflicts_with = "at")]
+    pub id: Option<String>,
+    /// The committed offsets exactly as they were at TIME (RFC 3339 with milliseconds, or a
+    /// duration such as 15m ago): the newest snapshot before TIME plus every commit the
+    /// commit-log archive (`follow`) holds up to TIME. Refused (exit 7) when the archive does not
+    /// cover TIME; a group with no committed offset at TIME is named on stderr and not written.
+    #[arg(long, value_name = "TIME")]
+    pub at: Option<String>,
+    /// Only this group (repeatable). Default: every group of the snapshot except share groups
+    /// (whose start offsets are not consumer offsets); name a share group to export it (not
+    /// with --at: the commit log does not hold a share group's positions).
+    #[arg(long = "group", value_name = "GROUP")]
+    pub groups: Vec<String>,
+    /// Write to this file instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+}
+
+/// Arguments of `import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The CSV file, as `kafka-consumer-groups --reset-offsets ... --export` writes it.
+    pub file: PathBuf,
+    /// The group of a `topic,partition,offset` file; for a `group,topic,partition,offset`
+    /// file, import only this group (repeatable).
+    #[arg(long = "group", value_name = "GROUP")]
+    pub groups: Vec<String>,
+    /// A label KEY=VALUE stored in the manifest (repeatable).
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    pub tags: Vec<String>,
+    /// File format of the offsets in the snapshot.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+pub async fn cmd_import(cli: &Cli, args: &ImportArgs) -> Result<i32> {
+    // Bad input is refused before the trail is opened: a refused import writes nothing.
+    super::csv::check_import(args)?;
+    let trail = super::audit::begin(cli, crate::audit::EventType::Import, true, true).await?;
+    let mut facts = crate::audit::Facts::default();
+    let result = super::csv::import(cli, args, &mut facts).await;
+    super::audit::finish(trail, facts, &result).await;
+    result
+}
+
+pub(super) const EXPORT_EXAMPLES: &str = "\
+Examples:
+  # One group: topic,partition,offset, as kafka-consumer-groups --from-file reads it
+  offset-vault export 20261201T0930 --group billing --file billing.csv
+  kafka-consumer-groups --bootstrap-server kafka:9092 --group billing --all-topics \\
+      --reset-offsets --from-file billing.csv --execute
+
+  # Several groups: group,topic,partition,offset, on standard output
+  offset-vault export 20261201T0930 > offsets.csv
+
+  # The offsets exactly as they were at an instant (snapshot + commit-log archive)
+  offset-vault export --at 2026-12-03T10:03:17.250Z --group billing --file billing.csv";
+
+pub(super) const IMPORT_EXAMPLES: &str = "\
+Examples:
+  # A file exported by kafka-consumer-groups for one group
+  kafka-consumer-groups --bootstrap-server kafka:9092 --group billing --all-topics \\
+      --reset-offsets --to-current --export --dry-run > billing.csv
+  offset-vault import billing.csv --group billing --tag source=runbook
+
+  # Several groups in one file, with a tag; restore it later by its id (restore ID --execute):
+  # --latest never picks an import
+  offset-vault import all-groups.csv --tag source=runbook";
 
 pub async fn export(cli: &Cli, args: &ExportArgs) -> Result<i32> {
     let id = match (&args.id, &args.at) {
@@ -28,7 +101,7 @@ pub async fn export(cli: &Cli, args: &ExportArgs) -> Result<i32> {
             ))
         }
     };
-    let store = open_store(cli)?;
+    let store = cli.global.open_existing_store()?;
     let manifest = repo::resolve(&store, id).await?;
     let opened = repo::open_verified(&store, &manifest).await?;
     for g in &args.groups {
@@ -89,7 +162,7 @@ async fn export_at(cli: &Cli, args: &ExportArgs, text: &str) -> Result<i32> {
         ..Default::default()
     };
     let req = super::at::request(text, filter, "export", Utc::now())?;
-    let store = open_store(cli)?;
+    let store = cli.global.open_existing_store()?;
     let read = crate::log::at::read(&store, &req).await?;
     crate::noteln!("{}", read.instant.describe());
     for note in super::at::notes(&read) {

@@ -6,12 +6,12 @@
 pub(super) mod live;
 mod print;
 
-use chrono::{DateTime, Utc};
-use serde_json::{json, Value};
 use std::collections::BTreeSet;
 
-use super::archive::DiffArgs;
-use super::commands::open_store;
+use chrono::{DateTime, Utc};
+use clap::Args;
+use serde_json::{json, Value};
+
 use super::{Cli, OutputFormat};
 use crate::diff::{group_rows, ConnectorDiff, Filter, PartitionDiff, Row};
 use crate::error::{exit, Error, Result};
@@ -22,6 +22,69 @@ use crate::snapshot::model::ConnectorSnapshot;
 use crate::snapshot::repo::{self, ErrorSlot, Opened};
 use crate::timeutil::parse_time;
 use live::Live;
+
+/// Arguments of `diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// Snapshot ids (or unique prefixes): the old side, then the new side.
+    #[arg(value_name = "SNAPSHOT", num_args = 0..=2)]
+    pub ids: Vec<String>,
+    /// The newest complete snapshot holding the selected groups and connectors (the old side
+    /// with --live, else the new side).
+    #[arg(long)]
+    pub latest: bool,
+    /// The newest complete snapshot created at or before TIME (RFC 3339, a date, or a duration
+    /// such as 2h meaning two hours ago); the old side.
+    #[arg(long, value_name = "TIME")]
+    pub before: Option<String>,
+    /// The committed offsets exactly as they were at TIME (RFC 3339 with milliseconds, or a
+    /// duration such as 15m ago): the newest snapshot before TIME plus every commit the
+    /// commit-log archive (`follow`) holds up to TIME. A side after the ids and --before, before
+    /// --latest and --live (twice: two instants). Connectors are not compared with such a side.
+    #[arg(long, value_name = "TIME")]
+    pub at: Vec<String>,
+    /// Compare with the committed offsets in the cluster now (the new side).
+    #[arg(long)]
+    pub live: bool,
+    /// Only this group (repeatable).
+    #[arg(long = "group", value_name = "GROUP")]
+    pub groups: Vec<String>,
+    /// Only this connector and its sink group (repeatable).
+    #[arg(long = "connector", value_name = "NAME")]
+    pub connectors: Vec<String>,
+    /// Only partitions of this topic (repeatable).
+    #[arg(long = "topic", value_name = "TOPIC")]
+    pub topics: Vec<String>,
+    /// Only this partition number (repeatable; needs --topic).
+    #[arg(long = "partition", value_name = "N")]
+    pub partitions: Vec<i32>,
+    /// Also list the partitions that did not change.
+    #[arg(long)]
+    pub all: bool,
+    /// Exit with 1 when there are differences and 0 when there are none.
+    #[arg(long)]
+    pub exit_code: bool,
+    /// Compare with a cluster other than the one the snapshot was taken on.
+    #[arg(long)]
+    pub allow_other_cluster: bool,
+}
+
+pub(super) const DIFF_EXAMPLES: &str = "\
+Examples:
+  # What moved between two snapshots (ids or unique prefixes; the first is the old side)
+  offset-vault diff 20261201T0930 20261201T1030
+
+  # What moved since the newest snapshot, for one connector; 1 if anything did
+  offset-vault diff --latest --live --connector orders-sink --exit-code
+
+  # Since an hour ago, every partition listed, as JSON
+  offset-vault diff --before 1h --latest --all --output json
+
+  # The offsets exactly as they were at an instant against now; or two instants
+  offset-vault diff --at 2026-12-03T10:03:17.250Z --live --group billing
+  offset-vault diff --at 2h --at 1h --group billing
+
+With --exit-code: 0 when there are no differences, 1 when there are (other exit codes: offset-vault --help).";
 
 /// One side of the comparison, as asked for.
 enum Side {
@@ -151,7 +214,7 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
     let kafka_settings = matches!(new_side, Side::Live)
         .then(|| cli.global.kafka_settings())
         .transpose()?;
-    let store = open_store(cli)?;
+    let store = cli.global.open_existing_store()?;
     crate::progress::stage("diff: reading and verifying the two sides", 0);
     let load = |side: Side| {
         let store = &store;

@@ -97,7 +97,7 @@ pub async fn cmd_history(cli: &Cli, args: &HistoryArgs) -> Result<i32> {
         until: args.until.as_deref().map(millis).transpose()?,
     };
     let plot = args.plot.as_deref().map(PlotTarget::parse).transpose()?;
-    let store = super::commands::open_store(cli)?;
+    let store = cli.global.open_existing_store()?;
     let h = history(&store, &args.group, &filter).await?;
     for d in &h.discontinuities {
         crate::alertln!("warning: the archive of the group's partition is not continuous: {d:?}");

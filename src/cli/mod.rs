@@ -1,6 +1,5 @@
 //! The command line: argument types (clap), validation into library options, and printing.
 
-mod archive;
 mod at;
 mod audit;
 mod commands;
@@ -257,8 +256,8 @@ pub enum Command {
     #[command(after_long_help = VERIFY_EXAMPLES)]
     Verify(VerifyArgs),
     /// Compare two snapshots, or a snapshot with the committed offsets now.
-    #[command(after_long_help = archive::DIFF_EXAMPLES)]
-    Diff(archive::DiffArgs),
+    #[command(after_long_help = diff::DIFF_EXAMPLES)]
+    Diff(diff::DiffArgs),
     /// Reset offsets with kafka-consumer-groups' scenarios (--to-earliest, --shift-by, ...):
     /// a plan first, connectors stopped and resumed, a snapshot before the first change.
     #[command(after_long_help = reset::EXAMPLES)]
@@ -279,15 +278,15 @@ pub enum Command {
     History(log::HistoryArgs),
     /// Delete old snapshots by a retention policy (restic's --keep-* rules); a dry run unless
     /// --execute.
-    #[command(after_long_help = archive::PRUNE_EXAMPLES)]
-    Prune(archive::PruneArgs),
+    #[command(after_long_help = prune::PRUNE_EXAMPLES)]
+    Prune(prune::PruneArgs),
     /// Write a snapshot's offsets, or those at an instant (--at), as kafka-consumer-groups
     /// --from-file CSV.
-    #[command(after_long_help = archive::EXPORT_EXAMPLES)]
-    Export(archive::ExportArgs),
+    #[command(after_long_help = csv::EXPORT_EXAMPLES)]
+    Export(csv::ExportArgs),
     /// Store kafka-consumer-groups CSV as a snapshot of kind import.
-    #[command(after_long_help = archive::IMPORT_EXAMPLES)]
-    Import(archive::ImportArgs),
+    #[command(after_long_help = csv::IMPORT_EXAMPLES)]
+    Import(csv::ImportArgs),
     /// Take a snapshot, run a command, then report which offsets moved and record it; print the
     /// rollback if it failed and offsets moved.
     #[command(after_long_help = GUARD_EXAMPLES)]

@@ -1,13 +1,14 @@
 //! `offset-vault prune`: the plan (a dry run) or, with `--execute`, the deletions; with
 //! `--keep-log`, of the commit-log archive too.
 
+use std::path::PathBuf;
+
 use chrono::{Duration, Utc};
+use clap::Args;
 use serde_json::json;
 
-use super::archive::{PolicyArgs, PruneArgs};
-use super::commands::open_store;
 use super::output::print_json;
-use super::{Cli, OutputFormat};
+use super::{parse_duration, Cli, OutputFormat};
 use crate::audit::{AuditOutcome, EventType, Facts};
 use crate::error::{exit, Error, Result};
 use crate::retention::log::{LogPlan, OrphanAction};
@@ -15,6 +16,113 @@ use crate::retention::{
     self, parse_group_by, LeftoverAction, PlannedGroup, Policy, PruneOptions, PrunePlan,
 };
 use crate::serve::metrics::{one_shot_textfile, Outcome};
+
+/// Arguments of `prune`.
+#[derive(Debug, Args)]
+pub struct PruneArgs {
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// Delete. Without it, the plan is printed and nothing changes.
+    #[arg(long)]
+    pub execute: bool,
+    /// Also write the run's metrics in Prometheus text format to PATH, atomically, for
+    /// node_exporter's textfile collector (job="prune").
+    #[arg(long, value_name = "PATH")]
+    pub metrics_textfile: Option<PathBuf>,
+}
+
+/// The retention policy of `prune` (and of `serve --prune-every`).
+#[derive(Debug, Args, Clone)]
+pub struct PolicyArgs {
+    /// Keep the N newest snapshots.
+    #[arg(long, value_name = "N")]
+    pub keep_last: Option<String>,
+    /// Keep the newest snapshot of each of the N newest hours that have one (`unlimited`: all).
+    #[arg(long, value_name = "N")]
+    pub keep_hourly: Option<String>,
+    /// Keep the newest snapshot of each of the N newest days that have one.
+    #[arg(long, value_name = "N")]
+    pub keep_daily: Option<String>,
+    /// Keep the newest snapshot of each of the N newest ISO weeks that have one.
+    #[arg(long, value_name = "N")]
+    pub keep_weekly: Option<String>,
+    /// Keep the newest snapshot of each of the N newest months that have one.
+    #[arg(long, value_name = "N")]
+    pub keep_monthly: Option<String>,
+    /// Keep the newest snapshot of each of the N newest years that have one.
+    #[arg(long, value_name = "N")]
+    pub keep_yearly: Option<String>,
+    /// Keep every snapshot taken within DURATION of the newest one (e.g. 2d, 36h, 1y6m: y, m =
+    /// months, d, h).
+    #[arg(long, value_name = "DURATION")]
+    pub keep_within: Option<String>,
+    /// Keep the newest snapshot of each hour within DURATION of the newest snapshot.
+    #[arg(long, value_name = "DURATION")]
+    pub keep_within_hourly: Option<String>,
+    /// Keep the newest snapshot of each day within DURATION of the newest snapshot.
+    #[arg(long, value_name = "DURATION")]
+    pub keep_within_daily: Option<String>,
+    /// Keep the newest snapshot of each ISO week within DURATION of the newest snapshot.
+    #[arg(long, value_name = "DURATION")]
+    pub keep_within_weekly: Option<String>,
+    /// Keep the newest snapshot of each month within DURATION of the newest snapshot.
+    #[arg(long, value_name = "DURATION")]
+    pub keep_within_monthly: Option<String>,
+    /// Keep the newest snapshot of each year within DURATION of the newest snapshot.
+    #[arg(long, value_name = "DURATION")]
+    pub keep_within_yearly: Option<String>,
+    /// Keep every snapshot with these tags (KEY=VALUE, several joined by commas must all match;
+    /// repeatable: any of them).
+    #[arg(long = "keep-tag", value_name = "K=V[,K=V]")]
+    pub keep_tags: Vec<String>,
+    /// The policy applies to each group of snapshots separately; groups are made by these
+    /// fields (comma-separated: cluster, kind, selection, tags; '' for one group).
+    #[arg(long, value_name = "FIELDS", default_value = "cluster,kind,selection")]
+    pub group_by: String,
+    /// Also remove incomplete snapshots (no manifest) older than this.
+    #[arg(long, value_name = "DURATION", default_value = "1d", value_parser = parse_duration)]
+    pub incomplete_older_than: std::time::Duration,
+    /// Let the policy remove every snapshot of a group. Without it such a group is refused
+    /// (nothing of it deleted, exit 15).
+    #[arg(long)]
+    pub allow_empty_group: bool,
+    /// Also prune the commit-log archive (`follow`), keeping every instant of the last DURATION
+    /// reconstructable for `--at` (e.g. 30d, 12h). A segment goes only when every record in it
+    /// is older than the window's base (the newest kept snapshot at or before now - DURATION
+    /// that holds a group, for each group) less --keep-log-margin, and only from the start of
+    /// its partition's chain (never its last entry);
+    /// orphan data files older than --incomplete-older-than and apply records older than the
+    /// kept log go too. Without --keep-log, prune never removes a log segment. With only
+    /// --keep-log (no --keep-*), every complete snapshot is kept.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub keep_log: Option<std::time::Duration>,
+    /// With --keep-log: how much of the log before the window's base is kept too. `--at`
+    /// replays that much before its base snapshot, so that the offsets of a transaction open
+    /// while the snapshot was taken are not lost; the default is Kafka's default
+    /// transaction.max.timeout.ms. Lower it only for a cluster whose transactions time out
+    /// sooner (or that has none).
+    #[arg(long, value_name = "DURATION", default_value = "15m", value_parser = parse_duration, requires = "keep_log")]
+    pub keep_log_margin: std::time::Duration,
+}
+
+pub(super) const PRUNE_EXAMPLES: &str = "\
+Examples:
+  # What a policy would delete (a dry run)
+  offset-vault prune --keep-hourly 48 --keep-daily 30 --keep-monthly 12
+
+  # Delete; keep every snapshot of the last two days and those tagged release=yes
+  offset-vault prune --keep-within 2d --keep-daily 14 --keep-tag release=yes --execute
+
+  # One policy over all snapshots of a cluster, whatever they selected
+  offset-vault prune --keep-last 100 --group-by cluster --execute
+
+The rules are those of restic forget: counts are of periods that hold a snapshot, counted
+from the newest; weeks are ISO weeks; --keep-within is measured from the newest snapshot;
+an unused count also keeps the oldest snapshot. Incomplete snapshots (no manifest) older than
+--incomplete-older-than are removed too. With no --keep-* option, prune refuses (exit 2).
+A group of which the policy would keep nothing (a mistyped --keep-tag, say) is refused: none
+of its snapshots is deleted, the other groups are pruned, and prune exits 15, in the dry run
+too. --allow-empty-group lets such a group be emptied.";
 
 /// The policy and options from the flags, checked before any I/O.
 pub(super) fn options(args: &PolicyArgs) -> Result<PruneOptions> {
@@ -96,7 +204,7 @@ pub async fn run(cli: &Cli, args: &PruneArgs) -> Result<i32> {
 
 async fn execute_or_plan(cli: &Cli, args: &PruneArgs, facts: &mut Facts) -> Result<i32> {
     let opts = options(&args.policy)?;
-    let store = open_store(cli)?;
+    let store = cli.global.open_existing_store()?;
     let prepared = retention::prepare(&store, &opts, Utc::now()).await?;
     let plan = &prepared.plan;
     if !args.execute {

@@ -6,7 +6,6 @@ use chrono::Utc;
 use comfy_table::{Cell, Color};
 use serde_json::json;
 
-use super::commands::open_store;
 use super::output::{print_json, right, table};
 use super::{Cli, OutputFormat, RestoreArgs};
 use crate::audit::{EventType, Facts};
@@ -306,7 +305,7 @@ async fn run(
     let req = request(args, reviewed)?;
     let settings = cli.global.kafka_settings()?;
     let clients = cli.global.connect_clients()?;
-    let store = open_store(cli)?;
+    let store = cli.global.open_existing_store()?;
     *phase = "choose";
     let mut verified = restore::open(&store, &req)
         .await

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::archive::PolicyArgs;
 use super::config::serve::{parse_as, parse_section, string_key, ServeSection};
 use super::follow::FollowerArgs;
+use super::prune::PolicyArgs;
 use super::{parse_duration, Cli, SnapshotArgs};
 use crate::error::{exit, Error, Result};
 use crate::serve::jobs::{FollowJob, Job, Shared, Work};
