@@ -69,10 +69,16 @@ async fn snapshot(cli: &Cli, args: &SnapshotArgs, taken: &mut Option<(i64, i64)>
     let opts = args.capture_options(connect.len())?;
     let settings = cli.global.kafka_settings()?;
     let store = Store::open(cli.global.store_url()?, cli.global.timeout)?;
-    if args.include_secrets {
-        tracing::warn!(
+    match (&opts.encrypt_to, args.include_secrets) {
+        (None, true) => tracing::warn!(
             "--include-secrets: connector configs are stored with their secrets in clear"
-        );
+        ),
+        (Some(r), _) => tracing::info!(
+            "connector secrets are stored only encrypted, to {} recipient(s), in {}",
+            r.keys().len(),
+            snapshot::secrets::SECRETS_FILE
+        ),
+        (None, false) => {}
     }
 
     let kafka = KafkaClient::connect(settings).await?;

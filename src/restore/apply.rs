@@ -442,7 +442,7 @@ async fn take_undo(
         selection,
         tags,
         format: prepared.undo_format,
-        include_secrets: false,
+        include_secrets: false,        encrypt_to: None,
         allow_partial: false,
         allow_empty: true,
         kind: req.undo_kind,

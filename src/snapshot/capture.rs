@@ -30,6 +30,10 @@ pub struct CaptureOptions {
     pub tags: BTreeMap<String, String>,
     pub format: Format,
     pub include_secrets: bool,
+    /// Keep the full connector configs only encrypted to these recipients, in
+    /// `connectors.secrets.age`, beside the usual redacted `connectors.json` (`--encrypt-to`).
+    /// Secrets are then never written in clear, whatever `include_secrets` says.
+    pub encrypt_to: Option<super::secrets::Recipients>,
     /// Write the snapshot marked partial, with the reasons, when some part cannot be read
     /// (instead of failing).
     pub allow_partial: bool,
@@ -51,6 +55,24 @@ pub struct Captured {
     pub connectors: Vec<ConnectorSnapshot>,
     /// Notes for the user (missing groups with `--allow-missing`, connectors without offsets).
     pub warnings: Vec<String>,
+    /// The full connector configs to encrypt (`--encrypt-to`); `connectors` are then redacted.
+    pub secrets: Option<ToEncrypt>,
+}
+
+/// The full connectors of a snapshot and the recipients to encrypt them to. Its `Debug` shows
+/// no config.
+pub struct ToEncrypt {
+    pub recipients: super::secrets::Recipients,
+    pub connectors: Vec<ConnectorSnapshot>,
+}
+
+impl std::fmt::Debug for ToEncrypt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToEncrypt")
+            .field("recipients", &self.recipients)
+            .field("connectors", &self.connectors.len())
+            .finish()
+    }
 }
 
 /// Collects the parts that could not be read: each one fails the capture at once, unless
@@ -341,7 +363,8 @@ pub async fn capture(
         allow: opts.allow_partial,
         reasons: Vec::new(),
     };
-    let include_secrets = opts.include_secrets;
+    // With --encrypt-to every value is read, and redacted below for connectors.json.
+    let include_secrets = opts.include_secrets || opts.encrypt_to.is_some();
     let read: Vec<(ConnectorSnapshot, Option<Error>)> = stream::iter(found)
         .map(|f| snapshot_connector(f, include_secrets))
         .buffer_unordered(CONNECT_CONCURRENCY)
@@ -435,7 +458,15 @@ pub async fn capture(
         undo_of: opts.undo_of.clone(),
         partial: gaps.reasons,
     };
-    seal(meta, opts.format, spill, connectors, warnings)
+    match &opts.encrypt_to {
+        None => seal(meta, opts.format, spill, connectors, warnings),
+        Some(recipients) => {
+            let full = connectors;
+            let connectors = full.iter().map(super::secrets::redacted).collect();
+            seal(meta, opts.format, spill, connectors, warnings)?
+                .with_encrypted_secrets(recipients.clone(), full)
+        }
+    }
 }
 
 /// Rows a batch of groups is sized for.
@@ -468,6 +499,7 @@ pub fn seal(
                 sha256: String::new(),
             })
             .collect(),
+        encrypted_secrets: None,
     };
     manifest.assign_id();
     Ok(Captured {
@@ -475,10 +507,43 @@ pub fn seal(
         groups: sealed.groups,
         connectors,
         warnings,
+        secrets: None,
     })
 }
 
 impl Captured {
+    /// Adds the full connectors, to be written encrypted to `recipients` in
+    /// `connectors.secrets.age`: the manifest lists the file and the recipients, and the id is
+    /// assigned again over them. `full` must be `self.connectors` before redaction.
+    pub fn with_encrypted_secrets(
+        mut self,
+        recipients: super::secrets::Recipients,
+        full: Vec<ConnectorSnapshot>,
+    ) -> Result<Captured> {
+        let problems = super::secrets::mismatches(&self.connectors, &full);
+        if !problems.is_empty() {
+            return Err(Error::Internal(format!(
+                "the connectors to encrypt differ from connectors.json: {}",
+                problems.join("; ")
+            )));
+        }
+        self.manifest.files.push(FileEntry {
+            name: super::secrets::SECRETS_FILE.into(),
+            size: 0,
+            sha256: String::new(),
+        });
+        self.manifest.encrypted_secrets = Some(super::secrets::EncryptedSecrets {
+            file: super::secrets::SECRETS_FILE.into(),
+            recipients: recipients.keys(),
+        });
+        self.manifest.assign_id();
+        self.secrets = Some(ToEncrypt {
+            recipients,
+            connectors: full,
+        });
+        Ok(self)
+    }
+
     /// A snapshot of content already in memory (an import, a rewritten snapshot), with its id
     /// assigned from `meta` (whose id is ignored).
     pub fn from_content(

@@ -6,6 +6,7 @@ pub mod manifest;
 pub mod model;
 pub mod redact;
 pub mod repo;
+pub mod secrets;
 pub mod spill;
 
 pub use capture::{capture, CaptureOptions, Captured};
@@ -58,23 +59,27 @@ pub async fn write(store: &Store, captured: &Captured) -> Result<Manifest> {
     )?;
     let (size, sha256) = out.finish().map_err(local)?;
     let connectors = format::json::encode_connectors(&meta.id, &captured.connectors)?;
-    repo::write(
-        store,
-        captured.manifest.clone(),
-        vec![
-            (
-                format.offsets_file().to_string(),
-                repo::FileBody::Local {
-                    path: &path,
-                    size,
-                    sha256,
-                },
-            ),
-            (
-                manifest::CONNECTORS_FILE.to_string(),
-                repo::FileBody::Bytes(connectors),
-            ),
-        ],
-    )
-    .await
+    let mut files = vec![
+        (
+            format.offsets_file().to_string(),
+            repo::FileBody::Local {
+                path: &path,
+                size,
+                sha256,
+            },
+        ),
+        (
+            manifest::CONNECTORS_FILE.to_string(),
+            repo::FileBody::Bytes(connectors),
+        ),
+    ];
+    if let Some(s) = &captured.secrets {
+        // Encrypted in memory: the plaintext never reaches a file.
+        let sealed = secrets::encrypt(&s.recipients, &meta.id, &s.connectors)?;
+        files.push((
+            secrets::SECRETS_FILE.to_string(),
+            repo::FileBody::Bytes(sealed),
+        ));
+    }
+    repo::write(store, captured.manifest.clone(), files).await
 }

@@ -567,6 +567,33 @@ pub async fn open_verified(store: &Store, manifest: &Manifest) -> Result<Opened>
     }
 }
 
+/// Reads one file that the manifest lists, into memory, and checks its size and SHA-256 against
+/// the manifest; a difference is an integrity error. For small files read again after the
+/// snapshot was verified (`connectors.secrets.age`).
+pub async fn read_listed(store: &Store, manifest: &Manifest, name: &str) -> Result<Bytes> {
+    let id = &manifest.meta.id;
+    let entry = manifest.file(name).ok_or_else(|| Error::Integrity {
+        id: id.clone(),
+        problems: vec![format!("{name}: not listed in the manifest")],
+    })?;
+    let bytes = store
+        .get(&format!("{}/{name}", folder_of(manifest)))
+        .await?;
+    let sha256 = sha256_hex(&bytes);
+    if bytes.len() as u64 != entry.size || sha256 != entry.sha256 {
+        return Err(Error::Integrity {
+            id: id.clone(),
+            problems: vec![format!(
+                "{name}: {} bytes with SHA-256 {sha256}, manifest says {} bytes with SHA-256 {}",
+                bytes.len(),
+                entry.size,
+                entry.sha256
+            )],
+        });
+    }
+    Ok(bytes)
+}
+
 /// Loads a snapshot, all of it in memory, after verifying it.
 pub async fn load_verified(store: &Store, manifest: &Manifest) -> Result<Loaded> {
     open_verified(store, manifest).await?.load()
@@ -694,6 +721,7 @@ mod tests {
                     sha256: String::new(),
                 })
                 .collect(),
+            encrypted_secrets: None,
         };
         manifest.assign_id();
         let offsets = crate::format::json::encode_offsets(&manifest.meta, &unsorted).unwrap();
