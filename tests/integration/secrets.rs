@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use age::secrecy::ExposeSecret;
 use futures::TryStreamExt;
+use object_store::ObjectStore;
 use serde_json::Value;
 
 use crate::support::connect::{self, ConnectorCleanup};
@@ -38,8 +39,9 @@ fn key(dir: &Path, name: &str) -> Key {
     Key { file, public }
 }
 
-/// A running FileStreamSink whose config holds `db.password = secret` (the sink ignores it).
-async fn sink_with_secret(secret: &str, dir: &Path) -> (String, ConnectorCleanup) {
+/// A running FileStreamSink whose config holds `db.password = secret` (the sink ignores it),
+/// with 3 records committed: its name, topic and cleanup.
+async fn sink_with_secret(secret: &str, dir: &Path) -> (String, String, ConnectorCleanup) {
     let topic = unique_name("age-sink");
     kafka::create_topic(&topic, 1).await;
     kafka::produce(&topic, 0, 3).await;
@@ -50,7 +52,7 @@ async fn sink_with_secret(secret: &str, dir: &Path) -> (String, ConnectorCleanup
     connect::create_connector(&name, config).await;
     connect::wait_connector_running(&name, Duration::from_secs(60)).await;
     kafka::wait_committed(&format!("connect-{name}"), &topic, [(0, 3)].into()).await;
-    (name, cleanup)
+    (name, topic, cleanup)
 }
 
 /// `GET /connectors/NAME/config`.
@@ -72,16 +74,20 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
-/// The restore steps shared by both stores, from a snapshot `id` of connector `name` taken
-/// with `--encrypt-to` the `right` key: the connector is deleted first.
+/// The restore steps shared by both stores, from a snapshot `id` of connector `name` (reading
+/// `topic`, 3 records committed) taken with `--encrypt-to` the `right` key: the sink reads 3
+/// more records, then is deleted; the restore creates it again and sets its group back to 3.
 async fn restore_with_and_without_identity(
     store: &str,
     id: &str,
-    name: &str,
+    (name, topic): (&str, &str),
     secret: &str,
     right: &Key,
     wrong: &Key,
 ) {
+    let group = format!("connect-{name}");
+    kafka::produce(topic, 0, 3).await;
+    kafka::wait_committed(&group, topic, [(0, 6)].into()).await;
     connect::delete_connector(name).await;
     let recreate = |extra: &[&str]| -> Vec<String> {
         [
@@ -149,6 +155,7 @@ async fn restore_with_and_without_identity(
     .ok()
     .json();
     assert_eq!(done["status"], "applied", "{done:#}");
+    assert_eq!(done["verified"], true, "{done:#}");
     let c = &done["connectors"][0];
     assert_eq!(c["name"], name, "{done:#}");
     assert_eq!(c["recreated"], true, "{done:#}");
@@ -156,6 +163,9 @@ async fn restore_with_and_without_identity(
     let config = live_config(name).await.expect("the connector exists again");
     assert_eq!(config["db.password"], secret, "{config:#}");
     connect::wait_connector_running(name, Duration::from_secs(60)).await;
+    // Its group was set back to the snapshot's offset, and the sink reads on from there.
+    kafka::wait_committed(&group, topic, [(0, 6)].into()).await;
+    assert_eq!(done["plan"]["groups"][0]["partitions"][0]["target"], 3, "{done:#}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -165,7 +175,7 @@ async fn encrypted_secrets_in_a_local_store_recreate_a_connector_only_with_its_i
     }
     let dir = tempfile::tempdir().unwrap();
     let secret = unique_name("pw-Zq7");
-    let (name, cleanup) = sink_with_secret(&secret, dir.path()).await;
+    let (name, topic, cleanup) = sink_with_secret(&secret, dir.path()).await;
     let (right, wrong) = (key(dir.path(), "right.txt"), key(dir.path(), "wrong.txt"));
     let (_store_dir, store) = local_store();
 
@@ -252,7 +262,7 @@ async fn encrypted_secrets_in_a_local_store_recreate_a_connector_only_with_its_i
     .expect_code(5);
     std::fs::write(sealed, &good).unwrap();
 
-    restore_with_and_without_identity(&store, &id, &name, &secret, &right, &wrong).await;
+    restore_with_and_without_identity(&store, &id, (&name, &topic), &secret, &right, &wrong).await;
     cleanup.delete().await;
 }
 
@@ -263,7 +273,7 @@ async fn encrypted_secrets_in_an_s3_store_never_reach_it_in_clear() {
     }
     let dir = tempfile::tempdir().unwrap();
     let secret = unique_name("pw-Xk3");
-    let (name, cleanup) = sink_with_secret(&secret, dir.path()).await;
+    let (name, topic, cleanup) = sink_with_secret(&secret, dir.path()).await;
     let (right, wrong) = (key(dir.path(), "right.txt"), key(dir.path(), "wrong.txt"));
     let other = key(dir.path(), "other.txt");
     let prefix = unique_name("age-s3");
@@ -322,6 +332,6 @@ async fn encrypted_secrets_in_an_s3_store_never_reach_it_in_clear() {
     let listed = &shown["manifest"]["encrypted_secrets"]["recipients"];
     assert_eq!(listed.as_array().map(Vec::len), Some(2), "{listed}");
 
-    restore_with_and_without_identity(&store, &id, &name, &secret, &right, &wrong).await;
+    restore_with_and_without_identity(&store, &id, (&name, &topic), &secret, &right, &wrong).await;
     cleanup.delete().await;
 }
