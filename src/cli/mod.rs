@@ -294,7 +294,10 @@ Examples:
   offset-vault snapshot --all-groups --all-connectors --output json
 
   # Groups by pattern, one topic only, with last-record timestamps, as JSON files
-  offset-vault snapshot --group-pattern 'billing-.*' --topic invoices --with-timestamps --format json";
+  offset-vault snapshot --group-pattern 'billing-.*' --topic invoices --with-timestamps --format json
+
+  # Keep the connectors' secrets too, only encrypted to an age key (age-keygen -y KEY_FILE)
+  offset-vault snapshot --all-connectors --encrypt-to age1...";
 
 const LIST_EXAMPLES: &str = "\
 Examples:
@@ -330,7 +333,11 @@ Examples:
       --on-out-of-range clamp --execute
 
   # Onto a recreated topic or another cluster: translate offsets by record time
-  offset-vault restore --latest --group billing --by-timestamp --allow-other-cluster";
+  offset-vault restore --latest --group billing --by-timestamp --allow-other-cluster
+
+  # A deleted connector, created again with the secrets kept encrypted (snapshot --encrypt-to)
+  offset-vault restore --latest --connector orders-sink --recreate-connectors \\
+      --identity vault-identity.txt --execute";
 
 /// Which groups and connectors.
 #[derive(Debug, Args, Clone, Default)]
@@ -401,7 +408,11 @@ pub struct SnapshotArgs {
     pub encrypt_to: Vec<String>,
     /// Like --encrypt-to, with the recipients read from FILE: one age1... key a line, `#`
     /// comments and blank lines skipped (as `age-keygen -y` prints them).
-    #[arg(help_heading = "Snapshot", long = "encrypt-to-file", value_name = "FILE")]
+    #[arg(
+        help_heading = "Snapshot",
+        long = "encrypt-to-file",
+        value_name = "FILE"
+    )]
     pub encrypt_to_file: Vec<PathBuf>,
     /// Also record the timestamp of each group's last consumed record (one extra read per
     /// partition), so a restore can be translated by time onto another cluster.
@@ -448,7 +459,11 @@ impl SnapshotArgs {
     /// usage error before anything is read); `None` when neither is given.
     pub fn recipients(&self) -> Result<Option<crate::snapshot::secrets::Recipients>> {
         use crate::snapshot::secrets::Recipients;
-        let given: Vec<&String> = self.encrypt_to.iter().filter(|v| !v.trim().is_empty()).collect();
+        let given: Vec<&String> = self
+            .encrypt_to
+            .iter()
+            .filter(|v| !v.trim().is_empty())
+            .collect();
         if given.is_empty() && self.encrypt_to_file.is_empty() {
             return Ok(None);
         }

@@ -744,7 +744,8 @@ impl Follower<'_> {
             ]
             .into(),
             format: Default::default(),
-            include_secrets: false,            encrypt_to: None,
+            include_secrets: false,
+            encrypt_to: None,
             allow_partial: true,
             allow_empty: true,
             kind: Default::default(),

@@ -101,7 +101,12 @@ pub struct Identities {
 
 impl std::fmt::Debug for Identities {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Identities({}, {} key(s))", self.path.display(), self.keys.len())
+        write!(
+            f,
+            "Identities({}, {} key(s))",
+            self.path.display(),
+            self.keys.len()
+        )
     }
 }
 
@@ -150,7 +155,10 @@ impl Identities {
 
     /// The public keys of these identities.
     pub fn recipients(&self) -> Vec<String> {
-        self.keys.iter().map(|k| k.to_public().to_string()).collect()
+        self.keys
+            .iter()
+            .map(|k| k.to_public().to_string())
+            .collect()
     }
 }
 
@@ -162,10 +170,9 @@ pub fn encrypt(
 ) -> Result<Vec<u8>> {
     let plaintext = crate::format::json::encode_connectors(snapshot_id, full)?;
     let failed = |e: String| Error::Internal(format!("encrypting {SECRETS_FILE}: {e}"));
-    let encryptor = age::Encryptor::with_recipients(
-        recipients.0.iter().map(|r| r as &dyn age::Recipient),
-    )
-    .map_err(|e| failed(e.to_string()))?;
+    let encryptor =
+        age::Encryptor::with_recipients(recipients.0.iter().map(|r| r as &dyn age::Recipient))
+            .map_err(|e| failed(e.to_string()))?;
     let mut out = Vec::with_capacity(plaintext.len() + 1024);
     let mut writer = encryptor
         .wrap_output(&mut out)

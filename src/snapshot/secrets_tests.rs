@@ -91,7 +91,12 @@ fn a_changed_byte_anywhere_in_the_file_is_an_integrity_error() {
         .position(|w| w == b"--- ")
         .expect("an age header ends with its MAC line");
     // In the header MAC, the nonce, the first and the last payload byte.
-    for at in [header_end + 6, header_end + 60, sealed.len() / 2, sealed.len() - 1] {
+    for at in [
+        header_end + 6,
+        header_end + 60,
+        sealed.len() / 2,
+        sealed.len() - 1,
+    ] {
         let mut bad = sealed.clone();
         bad[at] ^= 0x01;
         let err = decrypt(&ids, "SNAP", "f", &bad).unwrap_err();
@@ -109,7 +114,10 @@ fn a_file_of_another_snapshot_is_refused_after_decryption() {
     let sealed = encrypt(&r, "OTHER", &[full_connector("a")]).unwrap();
     let err = decrypt(&identities(&[&id]), "SNAP", "f", &sealed).unwrap_err();
     assert_eq!(err.exit_code(), exit::INTEGRITY);
-    assert!(err.to_string().contains("belongs to snapshot OTHER"), "{err}");
+    assert!(
+        err.to_string().contains("belongs to snapshot OTHER"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -156,7 +164,10 @@ fn identity_files_are_read_as_age_keygen_writes_them() {
     assert!(err.to_string().contains("no AGE-SECRET-KEY"), "{err}");
     let err = Identities::read(Path::new("/nonexistent/identity.txt")).unwrap_err();
     assert_eq!(err.exit_code(), exit::USAGE);
-    assert!(err.to_string().contains("/nonexistent/identity.txt"), "{err}");
+    assert!(
+        err.to_string().contains("/nonexistent/identity.txt"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -179,14 +190,23 @@ fn decrypted_connectors_must_match_the_redacted_ones() {
     changed[1].config.insert("topics".into(), "payments".into());
     let p = mismatches(&redacted_, &changed);
     assert_eq!(p.len(), 1, "{p:?}");
-    assert!(p[0].contains("connector b") && p[0].contains("config topics"), "{p:?}");
+    assert!(
+        p[0].contains("connector b") && p[0].contains("config topics"),
+        "{p:?}"
+    );
     // A connector missing, one added, one moved to another Connect cluster.
     let p = mismatches(&redacted_, &full[..1]);
-    assert!(p[0].contains("connector b") && p[0].contains("missing"), "{p:?}");
+    assert!(
+        p[0].contains("connector b") && p[0].contains("missing"),
+        "{p:?}"
+    );
     let mut extra = full.clone();
     extra.push(full_connector("c"));
     let p = mismatches(&redacted_, &extra);
-    assert!(p[0].contains("connector c") && p[0].contains("not in connectors.json"), "{p:?}");
+    assert!(
+        p[0].contains("connector c") && p[0].contains("not in connectors.json"),
+        "{p:?}"
+    );
     let mut moved = full.clone();
     moved[0].connect_url = "http://elsewhere:8083".into();
     assert_eq!(mismatches(&redacted_, &moved).len(), 2);
@@ -238,22 +258,39 @@ async fn an_encrypted_snapshot_holds_no_secret_nor_its_digest_in_clear() {
         .with_encrypted_secrets(r.clone(), full.clone())
         .unwrap();
     let manifest = crate::snapshot::write(&store, &captured).await.unwrap();
-    assert_eq!(manifest.format_version, crate::snapshot::model::FORMAT_VERSION);
+    assert_eq!(
+        manifest.format_version,
+        crate::snapshot::model::FORMAT_VERSION
+    );
     let listed = manifest.file(SECRETS_FILE).expect("listed in the manifest");
     assert!(listed.size > 0 && listed.sha256.len() == 64);
     assert_eq!(
-        manifest.encrypted_secrets.as_ref().map(|s| s.recipients.clone()),
+        manifest
+            .encrypted_secrets
+            .as_ref()
+            .map(|s| s.recipients.clone()),
         Some(r.keys())
     );
-    assert_eq!(manifest.expected_id(), manifest.meta.id, "the recipients are sealed");
+    assert_eq!(
+        manifest.expected_id(),
+        manifest.meta.id,
+        "the recipients are sealed"
+    );
 
     let files = files_under(dir.path());
-    assert_eq!(files.len(), 4, "offsets, connectors, secrets, manifest: {files:?}");
+    assert_eq!(
+        files.len(),
+        4,
+        "offsets, connectors, secrets, manifest: {files:?}"
+    );
     let config_json = serde_json::to_vec(&full[0].config).unwrap();
     let needles: Vec<(&str, Vec<u8>)> = vec![
         ("the secret", SECRET.as_bytes().to_vec()),
         ("its SHA-256", sha256_hex(SECRET.as_bytes()).into_bytes()),
-        ("the full config's SHA-256", sha256_hex(&config_json).into_bytes()),
+        (
+            "the full config's SHA-256",
+            sha256_hex(&config_json).into_bytes(),
+        ),
     ];
     for (path, bytes) in &files {
         for (what, needle) in &needles {
@@ -262,7 +299,9 @@ async fn an_encrypted_snapshot_holds_no_secret_nor_its_digest_in_clear() {
     }
 
     // It verifies without the identity like any snapshot, and the identity opens the file.
-    let opened = crate::snapshot::repo::open_verified(&store, &manifest).await.unwrap();
+    let opened = crate::snapshot::repo::open_verified(&store, &manifest)
+        .await
+        .unwrap();
     assert_eq!(opened.connectors[0].config["db.password"], "<redacted>");
     let bytes = crate::snapshot::repo::read_listed(&store, &manifest, SECRETS_FILE)
         .await
@@ -281,7 +320,9 @@ async fn an_encrypted_snapshot_holds_no_secret_nor_its_digest_in_clear() {
     std::fs::write(&path, &bytes).unwrap();
     let (_, problems) = crate::snapshot::repo::check(&store, &manifest).await;
     assert!(
-        problems.iter().any(|p| p.starts_with(SECRETS_FILE) && p.contains("SHA-256")),
+        problems
+            .iter()
+            .any(|p| p.starts_with(SECRETS_FILE) && p.contains("SHA-256")),
         "{problems:?}"
     );
     let err = crate::snapshot::repo::read_listed(&store, &manifest, SECRETS_FILE)

@@ -139,7 +139,7 @@ async fn restore_with_and_without_identity(
         vec![],
     )
     .await
-        .expect_code(2);
+    .expect_code(2);
     assert!(
         (refused.stdout.clone() + &refused.stderr).contains("/nonexistent/id.txt"),
         "{refused:?}"
@@ -159,13 +159,19 @@ async fn restore_with_and_without_identity(
     let c = &done["connectors"][0];
     assert_eq!(c["name"], name, "{done:#}");
     assert_eq!(c["recreated"], true, "{done:#}");
-    assert!(!done.to_string().contains(secret), "the output holds no secret");
+    assert!(
+        !done.to_string().contains(secret),
+        "the output holds no secret"
+    );
     let config = live_config(name).await.expect("the connector exists again");
     assert_eq!(config["db.password"], secret, "{config:#}");
     connect::wait_connector_running(name, Duration::from_secs(60)).await;
     // Its group was set back to the snapshot's offset, and the sink reads on from there.
     kafka::wait_committed(&group, topic, [(0, 6)].into()).await;
-    assert_eq!(done["plan"]["groups"][0]["partitions"][0]["target"], 3, "{done:#}");
+    assert_eq!(
+        done["plan"]["groups"][0]["partitions"][0]["target"], 3,
+        "{done:#}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -180,9 +186,12 @@ async fn encrypted_secrets_in_a_local_store_recreate_a_connector_only_with_its_i
     let (_store_dir, store) = local_store();
 
     // A malformed recipient is refused before anything is read.
-    let bad = ov(&store, &["snapshot", "--connector", &name, "--encrypt-to", "age1nope"])
-        .await
-        .expect_code(2);
+    let bad = ov(
+        &store,
+        &["snapshot", "--connector", &name, "--encrypt-to", "age1nope"],
+    )
+    .await
+    .expect_code(2);
     assert!(bad.stderr.contains("age1nope"), "{}", bad.stderr);
     assert!(!Path::new(&store).exists(), "nothing was written");
 
@@ -220,14 +229,24 @@ async fn encrypted_secrets_in_a_local_store_recreate_a_connector_only_with_its_i
     }
 
     // show, verify, export and diff work without the identity; show names the recipients.
-    let shown = ov(&store, &["show", &id, "--output", "json"]).await.ok().json();
+    let shown = ov(&store, &["show", &id, "--output", "json"])
+        .await
+        .ok()
+        .json();
     assert_eq!(
         shown["manifest"]["encrypted_secrets"]["recipients"][0],
         right.public.as_str()
     );
-    assert_eq!(shown["connectors"][0]["config"]["db.password"], "<redacted>");
+    assert_eq!(
+        shown["connectors"][0]["config"]["db.password"],
+        "<redacted>"
+    );
     let table = ov(&store, &["show", &id]).await.ok();
-    assert!(table.stdout.contains("stored encrypted"), "{}", table.stdout);
+    assert!(
+        table.stdout.contains("stored encrypted"),
+        "{}",
+        table.stdout
+    );
     ov(&store, &["verify", "--all"]).await.ok();
     ov(&store, &["export", &id]).await.ok();
     ov(&store, &["diff", &id, &id]).await.ok();
@@ -314,7 +333,11 @@ async fn encrypted_secrets_in_an_s3_store_never_reach_it_in_clear() {
         .try_collect()
         .await
         .unwrap();
-    assert_eq!(objects.len(), 4, "offsets, connectors, secrets, manifest: {objects:?}");
+    assert_eq!(
+        objects.len(),
+        4,
+        "offsets, connectors, secrets, manifest: {objects:?}"
+    );
     for o in &objects {
         let bytes = object_store::ObjectStoreExt::get(&s3, &o.location)
             .await
@@ -328,7 +351,10 @@ async fn encrypted_secrets_in_an_s3_store_never_reach_it_in_clear() {
             o.location
         );
     }
-    let shown = ov(&store, &["show", &id, "--output", "json"]).await.ok().json();
+    let shown = ov(&store, &["show", &id, "--output", "json"])
+        .await
+        .ok()
+        .json();
     let listed = &shown["manifest"]["encrypted_secrets"]["recipients"];
     assert_eq!(listed.as_array().map(Vec::len), Some(2), "{listed}");
 

@@ -61,6 +61,8 @@ A configuration file ($XDG_CONFIG_HOME/offset-vault/config.toml, or --config FIL
   store = \"s3://backups/offsets\"
   command-config = \"prod-client.properties\"   # relative to this file
   properties = { \"sasl.mechanism\" = \"SCRAM-SHA-512\" }
+  encrypt-to = [\"age1...\"]                     # snapshot --encrypt-to
+  identity = \"vault-identity.txt\"              # restore --identity, relative to this file
 
 Precedence, highest first: flags, environment variables, the context, built-in defaults.";
 
@@ -339,7 +341,13 @@ pub fn apply(cli: &mut Cli, matches: &ArgMatches, strict: bool) -> Result<()> {
         &mut applied,
     )?;
     let name = chosen.as_ref().map(|c| c.0.as_str()).unwrap_or_default();
-    secrets_keys(&mut cli.command, &context, name, base.as_deref(), &mut applied);
+    secrets_keys(
+        &mut cli.command,
+        &context,
+        name,
+        base.as_deref(),
+        &mut applied,
+    );
     cli.global.applied = applied;
     Ok(())
 }

@@ -270,7 +270,11 @@ fn context_encrypt_to_and_identity_fill_the_commands_that_left_them_unset() {
         .find(|o| o.setting == "encrypt-to")
         .unwrap();
     assert_eq!(origin.source, ctx("p"));
-    let cli = run_with(file, &["snapshot", "--all-groups", "--encrypt-to", "age1flag"]).unwrap();
+    let cli = run_with(
+        file,
+        &["snapshot", "--all-groups", "--encrypt-to", "age1flag"],
+    )
+    .unwrap();
     assert_eq!(snapshot_args(&cli), vec!["age1flag"]);
     let identity = |cli: &Cli| match &cli.command {
         crate::cli::Command::Restore(a) => a.identity.clone(),
