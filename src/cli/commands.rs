@@ -98,6 +98,7 @@ async fn snapshot(cli: &Cli, args: &SnapshotArgs, taken: &mut Option<(i64, i64)>
             "files": manifest.files,
             "tags": manifest.meta.tags,
             "warnings": warnings,
+            "encrypted_secrets": manifest.encrypted_secrets,
         })),
         OutputFormat::Table => {
             let s = &manifest.summary;
@@ -108,6 +109,13 @@ async fn snapshot(cli: &Cli, args: &SnapshotArgs, taken: &mut Option<(i64, i64)>
                 s.connectors,
                 store.url()
             );
+            if let Some(e) = &manifest.encrypted_secrets {
+                crate::noteln!(
+                    "connector secrets stored only encrypted, in {}, to {} recipient(s)",
+                    e.file,
+                    e.recipients.len()
+                );
+            }
             crate::outln!("{}", manifest.meta.id);
         }
     }

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::support::connect::{self, ConnectorCleanup};
 use crate::support::ov::{local_files, local_store, ov, ov_raw_env, with_services};
-use crate::support::{env, kafka, s3, unique_name};
+use crate::support::{env, kafka, s3, schema, unique_name};
 
 const SECRETS_FILE: &str = "connectors.secrets.age";
 
@@ -210,8 +210,13 @@ async fn encrypted_secrets_in_a_local_store_recreate_a_connector_only_with_its_i
         ],
     )
     .await
-    .ok()
-    .json();
+    .ok();
+    assert!(!taken.stderr.contains("in clear"), "{}", taken.stderr);
+    let taken = taken.json();
+    assert_eq!(
+        taken["encrypted_secrets"]["file"], SECRETS_FILE,
+        "{taken:#}"
+    );
     let id = taken["id"].as_str().unwrap().to_string();
     let files = local_files(&store, &id);
     let names: Vec<String> = files
@@ -233,6 +238,7 @@ async fn encrypted_secrets_in_a_local_store_recreate_a_connector_only_with_its_i
         .await
         .ok()
         .json();
+    schema::validate("show", &shown);
     assert_eq!(
         shown["manifest"]["encrypted_secrets"]["recipients"][0],
         right.public.as_str()
@@ -318,6 +324,12 @@ async fn encrypted_secrets_in_an_s3_store_never_reach_it_in_clear() {
         .await
         .ok()
         .json();
+    schema::validate("snapshot", &taken);
+    assert_eq!(
+        taken["encrypted_secrets"]["recipients"],
+        serde_json::json!([right.public, other.public]),
+        "the variable's key, then the file's: {taken:#}"
+    );
     let id = taken["id"].as_str().unwrap().to_string();
     let files: Vec<&str> = taken["files"]
         .as_array()
