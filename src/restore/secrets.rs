@@ -36,7 +36,16 @@ pub(super) async fn unseal(
     }
     let bytes = repo::read_listed(store, manifest, &sealed.file).await?;
     let path = format!("snapshot {} file {}", manifest.meta.id, sealed.file);
-    let full = secrets::decrypt(identities, &manifest.meta.id, &path, &bytes)?;
+    if crate::snapshot::manifest::sha256_hex(&bytes) != sealed.sha256 {
+        return Err(Error::Integrity {
+            id: manifest.meta.id.clone(),
+            problems: vec![format!(
+                "{path}: its SHA-256 differs from the sealed one; nothing was changed"
+            )],
+        });
+    }
+    let ids = (manifest.meta.id.as_str(), manifest.content_sha256.as_str());
+    let full = secrets::decrypt(identities, ids, &path, &bytes)?;
     let problems = secrets::mismatches(&loaded.content.connectors, &full);
     if !problems.is_empty() {
         return Err(Error::Integrity {

@@ -55,24 +55,9 @@ pub struct Captured {
     pub connectors: Vec<ConnectorSnapshot>,
     /// Notes for the user (missing groups with `--allow-missing`, connectors without offsets).
     pub warnings: Vec<String>,
-    /// The full connector configs to encrypt (`--encrypt-to`); `connectors` are then redacted.
-    pub secrets: Option<ToEncrypt>,
-}
-
-/// The full connectors of a snapshot and the recipients to encrypt them to. Its `Debug` shows
-/// no config.
-pub struct ToEncrypt {
-    pub recipients: super::secrets::Recipients,
-    pub connectors: Vec<ConnectorSnapshot>,
-}
-
-impl std::fmt::Debug for ToEncrypt {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToEncrypt")
-            .field("recipients", &self.recipients)
-            .field("connectors", &self.connectors.len())
-            .finish()
-    }
+    /// `connectors.secrets.age`: the full connector configs, already encrypted (`--encrypt-to`);
+    /// `connectors` are then redacted.
+    pub encrypted_secrets: Option<Vec<u8>>,
 }
 
 /// Collects the parts that could not be read: each one fails the capture at once, unless
@@ -507,40 +492,41 @@ pub fn seal(
         groups: sealed.groups,
         connectors,
         warnings,
-        secrets: None,
+        encrypted_secrets: None,
     })
 }
 
 impl Captured {
-    /// Adds the full connectors, to be written encrypted to `recipients` in
-    /// `connectors.secrets.age`: the manifest lists the file and the recipients, and the id is
-    /// assigned again over them. `full` must be `self.connectors` before redaction.
+    /// Encrypts the full connectors to `recipients`, to be written in `connectors.secrets.age`:
+    /// the manifest lists the file, and names the recipients and the SHA-256 of the ciphertext in
+    /// its sealed fields, so the id binds the encrypted file too; the id is assigned again. `full`
+    /// must be `self.connectors` before redaction. The plaintext is not kept.
     pub fn with_encrypted_secrets(
         mut self,
         recipients: super::secrets::Recipients,
         full: Vec<ConnectorSnapshot>,
     ) -> Result<Captured> {
-        let problems = super::secrets::mismatches(&self.connectors, &full);
+        use super::secrets::{encrypt, mismatches, EncryptedSecrets, SECRETS_FILE};
+        let problems = mismatches(&self.connectors, &full);
         if !problems.is_empty() {
             return Err(Error::Internal(format!(
                 "the connectors to encrypt differ from connectors.json: {}",
                 problems.join("; ")
             )));
         }
+        let sealed = encrypt(&recipients, &self.manifest.content_sha256, &full)?;
         self.manifest.files.push(FileEntry {
-            name: super::secrets::SECRETS_FILE.into(),
+            name: SECRETS_FILE.into(),
             size: 0,
             sha256: String::new(),
         });
-        self.manifest.encrypted_secrets = Some(super::secrets::EncryptedSecrets {
-            file: super::secrets::SECRETS_FILE.into(),
+        self.manifest.encrypted_secrets = Some(EncryptedSecrets {
+            file: SECRETS_FILE.into(),
             recipients: recipients.keys(),
+            sha256: super::manifest::sha256_hex(&sealed),
         });
         self.manifest.assign_id();
-        self.secrets = Some(ToEncrypt {
-            recipients,
-            connectors: full,
-        });
+        self.encrypted_secrets = Some(sealed);
         Ok(self)
     }
 

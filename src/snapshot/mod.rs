@@ -73,12 +73,11 @@ pub async fn write(store: &Store, captured: &Captured) -> Result<Manifest> {
             repo::FileBody::Bytes(connectors),
         ),
     ];
-    if let Some(s) = &captured.secrets {
-        // Encrypted in memory: the plaintext never reaches a file.
-        let sealed = secrets::encrypt(&s.recipients, &meta.id, &s.connectors)?;
+    if let Some(sealed) = &captured.encrypted_secrets {
+        // Encrypted in memory when captured: the plaintext never reaches a file.
         files.push((
             secrets::SECRETS_FILE.to_string(),
-            repo::FileBody::Bytes(sealed),
+            repo::FileBody::Bytes(sealed.clone()),
         ));
     }
     repo::write(store, captured.manifest.clone(), files).await

@@ -434,6 +434,14 @@ pub async fn check(store: &Store, manifest: &Manifest) -> (Option<Opened>, Vec<S
             "manifest content does not match the id (the manifest was changed after it was written; it implies id {expected})"
         ));
     }
+    if let Some(s) = &manifest.encrypted_secrets {
+        if manifest.file(&s.file).map(|f| &f.sha256) != Some(&s.sha256) {
+            problems.push(format!(
+                "{}: not listed in the manifest with the SHA-256 its sealed encrypted_secrets name",
+                s.file
+            ));
+        }
+    }
     if parse_id(id).map(|(t, _)| t) != Some(manifest.meta.created_at) {
         problems.push(format!(
             "id {id} does not match created_at {}",

@@ -5,9 +5,12 @@
 //! snapshot works without the identity. The encrypted file is listed in the manifest with the
 //! size and SHA-256 of its ciphertext like every other file, so tampering is caught without the
 //! identity; nothing derived from the plaintext secrets (no digest of them) is written in clear:
-//! a hash of a low-entropy secret could be searched offline. The plaintext is the same document
-//! as `connectors.json` (format version, snapshot id, connectors) with the configs unredacted,
-//! so a file moved from another snapshot is refused after decryption too.
+//! a hash of a low-entropy secret could be searched offline. The SHA-256 of the ciphertext (which
+//! says nothing of the plaintext: age encrypts with a fresh random key) is also among the
+//! manifest's sealed fields, so the id binds the encrypted file: age does not authenticate who
+//! encrypted, and anyone who knows a recipient's public key could otherwise put in another file
+//! and fix its digest in the manifest. The plaintext names the content digest of the snapshot
+//! it belongs to.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -15,7 +18,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::model::ConnectorSnapshot;
-use super::redact::redact_config;
+use super::redact::{redact_config, REDACTED};
 use crate::error::{Error, Result};
 
 /// The encrypted file's name in a snapshot folder.
@@ -24,14 +27,25 @@ pub const SECRETS_FILE: &str = "connectors.secrets.age";
 /// Largest plaintext accepted from a decrypted file (connector configs are small).
 const MAX_PLAINTEXT: u64 = 64 * 1024 * 1024;
 
-/// What the manifest says of the encrypted secrets: the recipients' public keys (public by
-/// design, and what tells a user which identity opens the file).
+/// What the manifest says of the encrypted secrets, all of it sealed into the id: the file, the
+/// recipients' public keys (public by design, and what tells a user which identity opens the
+/// file) and the SHA-256 of the ciphertext.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EncryptedSecrets {
     /// The file in the snapshot folder that holds them (`connectors.secrets.age`).
     pub file: String,
     /// The X25519 recipients (`age1...`) the file is encrypted to.
     pub recipients: Vec<String>,
+    /// SHA-256 of the file's bytes (the ciphertext), as its entry in `files` has it.
+    pub sha256: String,
+}
+
+/// The plaintext: the full connectors of the snapshot whose content digest is `content_sha256`.
+#[derive(Serialize, Deserialize)]
+struct SecretsDoc {
+    format_version: String,
+    content_sha256: String,
+    connectors: Vec<ConnectorSnapshot>,
 }
 
 /// X25519 recipients, checked.
@@ -162,14 +176,19 @@ impl Identities {
     }
 }
 
-/// Encrypts the full connectors (as the `connectors.json` document of `snapshot_id`).
+/// Encrypts the full connectors of the snapshot whose content digest is `content_sha256`.
 pub fn encrypt(
     recipients: &Recipients,
-    snapshot_id: &str,
+    content_sha256: &str,
     full: &[ConnectorSnapshot],
 ) -> Result<Vec<u8>> {
-    let plaintext = crate::format::json::encode_connectors(snapshot_id, full)?;
     let failed = |e: String| Error::Internal(format!("encrypting {SECRETS_FILE}: {e}"));
+    let plaintext = serde_json::to_vec(&SecretsDoc {
+        format_version: super::model::FORMAT_VERSION.into(),
+        content_sha256: content_sha256.into(),
+        connectors: full.to_vec(),
+    })
+    .map_err(|e| failed(e.to_string()))?;
     let encryptor =
         age::Encryptor::with_recipients(recipients.0.iter().map(|r| r as &dyn age::Recipient))
             .map_err(|e| failed(e.to_string()))?;
@@ -184,13 +203,14 @@ pub fn encrypt(
     Ok(out)
 }
 
-/// Decrypts `connectors.secrets.age` of snapshot `snapshot_id`; `path` names it in errors. A
-/// file that none of the identities opens is a usage error (the wrong identity file); a file
-/// that does not decrypt or decode once opened (changed bytes: age authenticates every chunk)
-/// is an integrity error.
+/// Decrypts `connectors.secrets.age` of snapshot `snapshot_id` (content digest
+/// `content_sha256`); `path` names it in errors. A file that none of the identities opens is a
+/// usage error (the wrong identity file); a file that does not decrypt or decode once opened
+/// (changed bytes: age authenticates every chunk), or that belongs to other content, is an
+/// integrity error.
 pub fn decrypt(
     identities: &Identities,
-    snapshot_id: &str,
+    (snapshot_id, content_sha256): (&str, &str),
     path: &str,
     ciphertext: &[u8],
 ) -> Result<Vec<ConnectorSnapshot>> {
@@ -216,14 +236,15 @@ pub fn decrypt(
         .take(MAX_PLAINTEXT)
         .read_to_end(&mut plaintext)
         .map_err(|e| integrity(format!("cannot be decrypted: {e}")))?;
-    let (id, connectors) = crate::format::json::decode_connectors(path, &plaintext)
+    let doc: SecretsDoc = serde_json::from_slice(&plaintext)
         .map_err(|e| integrity(format!("decrypted, but not a connectors document: {e}")))?;
-    if id != snapshot_id {
-        return Err(integrity(format!(
-            "decrypted, but it belongs to snapshot {id}"
-        )));
+    super::manifest::check_format_version(path, &doc.format_version)?;
+    if doc.content_sha256 != content_sha256 {
+        return Err(integrity(
+            "decrypted, but it belongs to a snapshot of other content".into(),
+        ));
     }
-    Ok(connectors)
+    Ok(doc.connectors)
 }
 
 /// The redacted form of a full connector, exactly as a snapshot stores it in `connectors.json`.
@@ -234,8 +255,10 @@ pub fn redacted(full: &ConnectorSnapshot) -> ConnectorSnapshot {
 }
 
 /// Checks that the decrypted connectors are the redacted ones with their secrets: the same
-/// connectors (names, Connect URLs) and, once redacted, the same values. Returns the problems;
-/// values of secrets are never quoted.
+/// connectors (names, Connect URLs), the same config keys, the same value for every key that was
+/// not redacted, and the same type, group, state, tasks and offsets. The comparison does not
+/// redact again, so it holds for snapshots taken under other redaction rules. Returns the
+/// problems; values are never quoted.
 pub fn mismatches(redacted_: &[ConnectorSnapshot], full: &[ConnectorSnapshot]) -> Vec<String> {
     let mut problems = Vec::new();
     let key = |c: &ConnectorSnapshot| (c.connect_url.clone(), c.name.clone());
@@ -246,20 +269,8 @@ pub fn mismatches(redacted_: &[ConnectorSnapshot], full: &[ConnectorSnapshot]) -
                 r.name, r.connect_url
             )),
             Some(f) => {
-                let again = redacted(f);
-                if again != *r {
-                    let mut what: Vec<String> = again
-                        .config
-                        .keys()
-                        .chain(r.config.keys())
-                        .filter(|k| again.config.get(*k) != r.config.get(*k))
-                        .map(|k| format!("config {k}"))
-                        .collect::<std::collections::BTreeSet<_>>()
-                        .into_iter()
-                        .collect();
-                    if what.is_empty() {
-                        what.push("its state, tasks, offsets or redacted keys".into());
-                    }
+                let what = differences(r, f);
+                if !what.is_empty() {
                     problems.push(format!(
                         "connector {} ({}) differs from connectors.json: {}",
                         r.name,
@@ -279,6 +290,31 @@ pub fn mismatches(redacted_: &[ConnectorSnapshot], full: &[ConnectorSnapshot]) -
         }
     }
     problems
+}
+
+/// What differs between a redacted connector and a full one, by name only.
+fn differences(r: &ConnectorSnapshot, f: &ConnectorSnapshot) -> Vec<String> {
+    let mut what = std::collections::BTreeSet::new();
+    for k in r.config.keys().chain(f.config.keys()) {
+        let same = match (r.config.get(k), f.config.get(k)) {
+            (Some(rv), Some(_)) if rv == REDACTED && r.redacted_keys.contains(k) => true,
+            (Some(rv), Some(fv)) => rv == fv,
+            _ => false,
+        };
+        if !same {
+            what.insert(format!("config {k}"));
+        }
+    }
+    let rest = |c: &ConnectorSnapshot| {
+        let mut c = c.clone();
+        c.config.clear();
+        c.redacted_keys.clear();
+        c
+    };
+    if rest(r) != rest(f) {
+        what.insert("its type, group, state, tasks or offsets".into());
+    }
+    what.into_iter().collect()
 }
 
 #[cfg(test)]

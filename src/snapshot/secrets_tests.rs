@@ -53,17 +53,17 @@ fn identities(ids: &[&age::x25519::Identity]) -> Identities {
 fn encrypted_connectors_decrypt_to_the_same_connectors() {
     let (id, r) = key();
     let full = vec![full_connector("a"), full_connector("b")];
-    let sealed = encrypt(&r, "SNAP", &full).unwrap();
+    let sealed = encrypt(&r, "C", &full).unwrap();
     assert!(sealed.starts_with(b"age-encryption.org/v1\n"));
     assert!(!String::from_utf8_lossy(&sealed).contains(SECRET));
-    let back = decrypt(&identities(&[&id]), "SNAP", "f", &sealed).unwrap();
+    let back = decrypt(&identities(&[&id]), ("SNAP", "C"), "f", &sealed).unwrap();
     assert_eq!(back, full);
     // Any one of several recipients opens it.
     let (other, r2) = key();
     let both = Recipients::parse(&[r.keys(), r2.keys()].concat(), "test").unwrap();
-    let sealed = encrypt(&both, "SNAP", &full).unwrap();
+    let sealed = encrypt(&both, "C", &full).unwrap();
     assert_eq!(
-        decrypt(&identities(&[&other]), "SNAP", "f", &sealed).unwrap(),
+        decrypt(&identities(&[&other]), ("SNAP", "C"), "f", &sealed).unwrap(),
         full
     );
 }
@@ -72,8 +72,8 @@ fn encrypted_connectors_decrypt_to_the_same_connectors() {
 fn a_wrong_identity_is_a_usage_error_that_names_the_file() {
     let (_, r) = key();
     let (wrong, _) = key();
-    let sealed = encrypt(&r, "SNAP", &[full_connector("a")]).unwrap();
-    let err = decrypt(&identities(&[&wrong]), "SNAP", "snap/x.age", &sealed).unwrap_err();
+    let sealed = encrypt(&r, "C", &[full_connector("a")]).unwrap();
+    let err = decrypt(&identities(&[&wrong]), ("SNAP", "C"), "snap/x.age", &sealed).unwrap_err();
     assert_eq!(err.exit_code(), exit::USAGE, "{err}");
     let text = err.to_string();
     for words in ["snap/x.age", "id.txt", "Nothing was changed"] {
@@ -85,7 +85,7 @@ fn a_wrong_identity_is_a_usage_error_that_names_the_file() {
 fn a_changed_byte_anywhere_in_the_file_is_an_integrity_error() {
     let (id, r) = key();
     let ids = identities(&[&id]);
-    let sealed = encrypt(&r, "SNAP", &[full_connector("a")]).unwrap();
+    let sealed = encrypt(&r, "C", &[full_connector("a")]).unwrap();
     let header_end = sealed
         .windows(4)
         .position(|w| w == b"--- ")
@@ -99,23 +99,24 @@ fn a_changed_byte_anywhere_in_the_file_is_an_integrity_error() {
     ] {
         let mut bad = sealed.clone();
         bad[at] ^= 0x01;
-        let err = decrypt(&ids, "SNAP", "f", &bad).unwrap_err();
+        let err = decrypt(&ids, ("SNAP", "C"), "f", &bad).unwrap_err();
         assert_eq!(err.exit_code(), exit::INTEGRITY, "byte {at}: {err}");
         assert!(err.to_string().contains("nothing was changed"), "{err}");
     }
     // Cut short: the last chunk is missing.
-    let err = decrypt(&ids, "SNAP", "f", &sealed[..sealed.len() - 20]).unwrap_err();
+    let err = decrypt(&ids, ("SNAP", "C"), "f", &sealed[..sealed.len() - 20]).unwrap_err();
     assert_eq!(err.exit_code(), exit::INTEGRITY, "{err}");
 }
 
 #[test]
-fn a_file_of_another_snapshot_is_refused_after_decryption() {
+fn a_file_of_another_snapshots_content_is_refused_after_decryption() {
     let (id, r) = key();
-    let sealed = encrypt(&r, "OTHER", &[full_connector("a")]).unwrap();
-    let err = decrypt(&identities(&[&id]), "SNAP", "f", &sealed).unwrap_err();
+    let sealed = encrypt(&r, "OTHER CONTENT", &[full_connector("a")]).unwrap();
+    let err = decrypt(&identities(&[&id]), ("SNAP", "C"), "f", &sealed).unwrap_err();
     assert_eq!(err.exit_code(), exit::INTEGRITY);
     assert!(
-        err.to_string().contains("belongs to snapshot OTHER"),
+        err.to_string()
+            .contains("belongs to a snapshot of other content"),
         "{err}"
     );
 }
@@ -207,6 +208,19 @@ fn decrypted_connectors_must_match_the_redacted_ones() {
         p[0].contains("connector c") && p[0].contains("not in connectors.json"),
         "{p:?}"
     );
+    // Redacted under other rules (say an older version redacted less): still the same.
+    let mut fewer = redacted_.clone();
+    fewer[0].config.insert(
+        "connection.url".into(),
+        full[0].config["connection.url"].clone(),
+    );
+    fewer[0].redacted_keys.retain(|k| k != "connection.url");
+    assert!(mismatches(&fewer, &full).is_empty());
+    // Another state or offsets.
+    let mut stopped = full.clone();
+    stopped[0].state = "STOPPED".into();
+    let p = mismatches(&redacted_, &stopped);
+    assert!(p[0].contains("state"), "{p:?}");
     let mut moved = full.clone();
     moved[0].connect_url = "http://elsewhere:8083".into();
     assert_eq!(mismatches(&redacted_, &moved).len(), 2);
@@ -306,7 +320,8 @@ async fn an_encrypted_snapshot_holds_no_secret_nor_its_digest_in_clear() {
     let bytes = crate::snapshot::repo::read_listed(&store, &manifest, SECRETS_FILE)
         .await
         .unwrap();
-    let back = decrypt(&identities(&[&id]), &manifest.meta.id, "f", &bytes).unwrap();
+    let ids = (manifest.meta.id.as_str(), manifest.content_sha256.as_str());
+    let back = decrypt(&identities(&[&id]), ids, "f", &bytes).unwrap();
     assert_eq!(back, full);
     assert!(mismatches(&opened.connectors, &back).is_empty());
 
@@ -329,6 +344,37 @@ async fn an_encrypted_snapshot_holds_no_secret_nor_its_digest_in_clear() {
         .await
         .unwrap_err();
     assert_eq!(err.exit_code(), exit::INTEGRITY);
+    // Another file encrypted to the same public key (age does not say who encrypted), with its
+    // digest put into the manifest: the sealed digest, and so the id, catch it.
+    let mut forged = full.clone();
+    forged[0]
+        .config
+        .insert("db.password".into(), "attacker".into());
+    let other = encrypt(&r, &manifest.content_sha256, &forged).unwrap();
+    std::fs::write(&path, &other).unwrap();
+    let mut edited = manifest.clone();
+    let entry = edited
+        .files
+        .iter_mut()
+        .find(|f| f.name == SECRETS_FILE)
+        .unwrap();
+    entry.size = other.len() as u64;
+    entry.sha256 = sha256_hex(&other);
+    let (_, problems) = crate::snapshot::repo::check(&store, &edited).await;
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("sealed encrypted_secrets")),
+        "{problems:?}"
+    );
+    if let Some(s) = edited.encrypted_secrets.as_mut() {
+        s.sha256 = sha256_hex(&other);
+    }
+    let (_, problems) = crate::snapshot::repo::check(&store, &edited).await;
+    assert!(
+        problems.iter().any(|p| p.contains("does not match the id")),
+        "{problems:?}"
+    );
 }
 
 use chrono::SubsecRound;
