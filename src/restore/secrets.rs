@@ -34,6 +34,16 @@ pub(super) async fn unseal(
         // Only a connector created again needs its secrets.
         return Ok(());
     }
+    if sealed.file != secrets::SECRETS_FILE {
+        return Err(Error::Integrity {
+            id: manifest.meta.id.clone(),
+            problems: vec![format!(
+                "encrypted_secrets names the file {:?}, not {}; nothing was changed",
+                sealed.file,
+                secrets::SECRETS_FILE
+            )],
+        });
+    }
     let bytes = repo::read_listed(store, manifest, &sealed.file).await?;
     let path = format!("snapshot {} file {}", manifest.meta.id, sealed.file);
     if crate::snapshot::manifest::sha256_hex(&bytes) != sealed.sha256 {
