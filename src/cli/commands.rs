@@ -67,10 +67,16 @@ async fn snapshot(cli: &Cli, args: &SnapshotArgs, taken: &mut Option<(i64, i64)>
     let opts = args.capture_options(connect.len())?;
     let settings = cli.global.kafka_settings()?;
     let store = cli.global.open_store()?;
-    if args.include_secrets {
-        tracing::warn!(
+    match (&opts.encrypt_to, args.include_secrets) {
+        (None, true) => tracing::warn!(
             "--include-secrets: connector configs are stored with their secrets in clear"
-        );
+        ),
+        (Some(r), _) => tracing::info!(
+            "connector secrets are stored only encrypted, to {} recipient(s), in {}",
+            r.keys().len(),
+            snapshot::secrets::SECRETS_FILE
+        ),
+        (None, false) => {}
     }
 
     let kafka = KafkaClient::connect(settings).await?;
@@ -90,6 +96,7 @@ async fn snapshot(cli: &Cli, args: &SnapshotArgs, taken: &mut Option<(i64, i64)>
             "files": manifest.files,
             "tags": manifest.meta.tags,
             "warnings": warnings,
+            "encrypted_secrets": manifest.encrypted_secrets,
         })),
         OutputFormat::Table => {
             let s = &manifest.summary;
@@ -100,6 +107,13 @@ async fn snapshot(cli: &Cli, args: &SnapshotArgs, taken: &mut Option<(i64, i64)>
                 s.connectors,
                 store.url()
             );
+            if let Some(e) = &manifest.encrypted_secrets {
+                crate::noteln!(
+                    "connector secrets stored only encrypted, in {}, to {} recipient(s)",
+                    e.file,
+                    e.recipients.len()
+                );
+            }
             crate::outln!("{}", manifest.meta.id);
         }
     }

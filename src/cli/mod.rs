@@ -361,7 +361,10 @@ Examples:
   offset-vault snapshot --all-groups --all-connectors --output json
 
   # Groups by pattern, one topic only, with last-record timestamps, as JSON files
-  offset-vault snapshot --group-pattern 'billing-.*' --topic invoices --with-timestamps --format json";
+  offset-vault snapshot --group-pattern 'billing-.*' --topic invoices --with-timestamps --format json
+
+  # Keep the connectors' secrets too, only encrypted to an age key (age-keygen -y KEY_FILE)
+  offset-vault snapshot --all-connectors --encrypt-to age1...";
 
 const LIST_EXAMPLES: &str = "\
 Examples:
@@ -397,7 +400,11 @@ Examples:
       --on-out-of-range clamp --execute
 
   # Onto a recreated topic or another cluster: translate offsets by record time
-  offset-vault restore --latest --group billing --by-timestamp --allow-other-cluster";
+  offset-vault restore --latest --group billing --by-timestamp --allow-other-cluster
+
+  # A deleted connector, created again with the secrets kept encrypted (snapshot --encrypt-to)
+  offset-vault restore --latest --connector orders-sink --recreate-connectors \\
+      --identity vault-identity.txt --execute";
 
 /// Which groups and connectors.
 #[derive(Debug, Args, Clone, Default)]
@@ -449,9 +456,31 @@ pub struct SnapshotArgs {
     /// File format of the offsets.
     #[arg(help_heading = "Snapshot", long, value_enum, default_value_t)]
     pub format: Format,
-    /// Keep connector config values that look like secrets (they are redacted by default).
+    /// Keep connector config values that look like secrets, in clear (they are redacted by
+    /// default). With --encrypt-to the secrets are kept only encrypted, never in clear.
     #[arg(help_heading = "Snapshot", long)]
     pub include_secrets: bool,
+    /// Also keep the full connector configs, secrets included, encrypted with age to this X25519
+    /// recipient (age1..., repeatable or comma-separated), in connectors.secrets.age beside the
+    /// redacted connectors.json; `restore --recreate-connectors --identity FILE` uses them.
+    /// Secrets are then never written in clear (also with --include-secrets). Context key:
+    /// encrypt-to.
+    #[arg(
+        help_heading = "Snapshot",
+        long = "encrypt-to",
+        value_name = "RECIPIENT",
+        env = "OFFSET_VAULT_ENCRYPT_TO",
+        value_delimiter = ','
+    )]
+    pub encrypt_to: Vec<String>,
+    /// Like --encrypt-to, with the recipients read from FILE: one age1... key a line, `#`
+    /// comments and blank lines skipped (as `age-keygen -y` prints them).
+    #[arg(
+        help_heading = "Snapshot",
+        long = "encrypt-to-file",
+        value_name = "FILE"
+    )]
+    pub encrypt_to_file: Vec<PathBuf>,
     /// Also record the timestamp of each group's last consumed record (one extra read per
     /// partition), so a restore can be translated by time onto another cluster.
     #[arg(help_heading = "Snapshot", long)]
@@ -484,10 +513,37 @@ impl SnapshotArgs {
             tags: parse_tags(&self.tags)?,
             format: self.format,
             include_secrets: self.include_secrets,
+            encrypt_to: self.recipients()?,
             allow_partial: self.allow_partial,
             allow_empty: self.allow_empty,
             ..Default::default()
         })
+    }
+}
+
+impl SnapshotArgs {
+    /// The recipients of --encrypt-to and --encrypt-to-file, checked (a malformed one is a
+    /// usage error before anything is read); `None` when neither is given.
+    pub fn recipients(&self) -> Result<Option<crate::snapshot::secrets::Recipients>> {
+        use crate::snapshot::secrets::Recipients;
+        let given: Vec<&String> = self
+            .encrypt_to
+            .iter()
+            .filter(|v| !v.trim().is_empty())
+            .collect();
+        if given.is_empty() && self.encrypt_to_file.is_empty() {
+            return Ok(None);
+        }
+        let mut keys = Vec::new();
+        if !given.is_empty() {
+            keys.extend(Recipients::parse(&given, "--encrypt-to")?.keys());
+        }
+        for path in &self.encrypt_to_file {
+            let lines = Recipients::read_file(path)?;
+            let from = format!("--encrypt-to-file {}", path.display());
+            keys.extend(Recipients::parse(&lines, &from)?.keys());
+        }
+        Recipients::parse(&keys, "--encrypt-to").map(Some)
     }
 }
 
@@ -661,6 +717,18 @@ pub struct RestoreArgs {
         value_name = "KEY=VALUE"
     )]
     pub connector_config_overrides: Vec<String>,
+    /// With --recreate-connectors: an age identity file (AGE-SECRET-KEY-1... lines, as
+    /// `age-keygen -o FILE` writes them) that opens the snapshot's encrypted connector secrets
+    /// (snapshot --encrypt-to), so connectors are created again with their secrets. The
+    /// decrypted configs must match the snapshot's redacted ones; a key that is not a recipient,
+    /// or a changed file, stops the restore before anything changes. Context key: identity.
+    #[arg(
+        help_heading = "Safety",
+        long,
+        value_name = "FILE",
+        env = "OFFSET_VAULT_IDENTITY"
+    )]
+    pub identity: Option<PathBuf>,
     /// Restore even though the snapshot was taken on another Kafka cluster.
     #[arg(help_heading = "Safety", long)]
     pub allow_other_cluster: bool,

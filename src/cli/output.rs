@@ -338,6 +338,14 @@ pub fn print_snapshot(opened: &Opened) -> crate::error::Result<()> {
         "verified   all {} file(s) match the manifest",
         m.files.len()
     );
+    if let Some(s) = &m.encrypted_secrets {
+        crate::outln!(
+            "secrets    connector configs with their secrets are stored encrypted in {} (age, {} recipient(s): {}); restore --recreate-connectors --identity FILE uses them",
+            s.file,
+            s.recipients.len(),
+            s.recipients.join(", ")
+        );
+    }
 
     let mut widths = SHOW_HEADERS.map(str::len);
     opened.for_each_group(&mut |g| {

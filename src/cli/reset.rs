@@ -355,6 +355,7 @@ fn request(args: &ResetArgs, spec: &ResetSpec, prepared: &PreparedReset) -> Rest
         undo_kind: SnapshotKind::PreReset,
         undo_tags: [("reset".to_string(), spec.scenario.describe())].into(),
         relative_targets: spec.scenario.is_relative(),
+        identities: None,
     }
 }
 

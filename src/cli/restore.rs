@@ -49,6 +49,7 @@ fn request(args: &RestoreArgs, reviewed: Option<PlanFile>) -> Result<RestoreRequ
                 recreate: r.recreate_connectors.then(|| Recreate {
                     supplied_keys: Default::default(),
                     leave_stopped: r.leave_stopped,
+                    ..Default::default()
                 }),
                 ..Default::default()
             },
@@ -63,6 +64,7 @@ fn request(args: &RestoreArgs, reviewed: Option<PlanFile>) -> Result<RestoreRequ
             undo_kind: SnapshotKind::Undo,
             undo_tags: BTreeMap::new(),
             relative_targets: false,
+            identities: identities(args)?,
         });
     }
     let choice = match (&args.id, args.latest, &args.before, &args.at) {
@@ -109,6 +111,7 @@ fn request(args: &RestoreArgs, reviewed: Option<PlanFile>) -> Result<RestoreRequ
             recreate: args.recreate_connectors.then(|| Recreate {
                 supplied_keys: overrides.keys().cloned().collect(),
                 leave_stopped: args.leave_stopped,
+                ..Default::default()
             }),
             ..Default::default()
         },
@@ -123,7 +126,16 @@ fn request(args: &RestoreArgs, reviewed: Option<PlanFile>) -> Result<RestoreRequ
         undo_kind: SnapshotKind::Undo,
         undo_tags: BTreeMap::new(),
         relative_targets: false,
+        identities: identities(args)?,
     })
+}
+
+/// Reads `--identity` (a missing or malformed file is a usage error that names it).
+fn identities(args: &RestoreArgs) -> Result<Option<crate::snapshot::secrets::Identities>> {
+    args.identity
+        .as_deref()
+        .map(crate::snapshot::secrets::Identities::read)
+        .transpose()
 }
 
 /// The request options as a plan file records them.

@@ -53,6 +53,9 @@ pub struct SnapshotDoc {
     pub files: Vec<Open>,
     pub tags: BTreeMap<String, String>,
     pub warnings: Vec<String>,
+    /// With `--encrypt-to`: the file that holds the connector secrets, encrypted, and its
+    /// recipients (`{"file": ..., "recipients": ["age1..."]}`); null otherwise.
+    pub encrypted_secrets: Option<Open>,
 }
 
 /// `list --output json`: the snapshots, newest first.

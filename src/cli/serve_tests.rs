@@ -259,3 +259,39 @@ fn the_shipped_example_configuration_is_accepted_as_it_stands() {
     );
     assert!(p.follow.is_none(), "the example leaves the follower off");
 }
+
+#[test]
+fn a_snapshot_job_encrypts_connector_secrets_to_its_recipients() {
+    let key = age::x25519::Identity::generate().to_public().to_string();
+    let text = format!(
+        "[serve.jobs.enc]\nkind = \"snapshot\"\nevery = \"1h\"\nall-connectors = true\nencrypt-to = [\"{key}\"]\n"
+    );
+    let p = plan_of("", &text).unwrap();
+    match &p.jobs[0].work {
+        Work::Snapshot(o) => {
+            assert_eq!(
+                o.encrypt_to.as_ref().map(|r| r.keys()),
+                Some(vec![key.clone()])
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // The flags' job too; a malformed recipient is a usage error naming the job.
+    let p = plan_of(
+        &format!("--snapshot-every 5m --all-connectors --encrypt-to {key}"),
+        "",
+    )
+    .unwrap();
+    match &p.jobs[0].work {
+        Work::Snapshot(o) => assert!(o.encrypt_to.is_some()),
+        other => panic!("{other:?}"),
+    }
+    let bad = text.replace(&key, "age1bad");
+    let err = plan_of("", &bad).unwrap_err();
+    assert_eq!(err.exit_code(), 2);
+    let msg = err.to_string();
+    assert!(
+        msg.contains("[serve.jobs.enc]") && msg.contains("age1bad"),
+        "{msg}"
+    );
+}

@@ -781,6 +781,7 @@ impl Follower<'_> {
             .into(),
             format: Default::default(),
             include_secrets: false,
+            encrypt_to: None,
             allow_partial: true,
             allow_empty: true,
             kind: Default::default(),

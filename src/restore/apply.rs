@@ -486,6 +486,7 @@ async fn take_undo(
         tags,
         format: prepared.undo_format,
         include_secrets: false,
+        encrypt_to: None,
         allow_partial: false,
         allow_empty: true,
         kind: req.undo_kind,

@@ -162,8 +162,14 @@ fn plan_recreation(c: &ConnectorSnapshot, opts: &PlanOptions, plan: &mut Connect
         .map(String::as_str)
         .collect();
     if !missing.is_empty() {
+        let encrypted = match recreate.encrypted_secrets {
+            Some(n) => format!(
+                "; the snapshot holds them encrypted (connectors.secrets.age, to {n} recipient(s)): pass --identity FILE with a recipient's key to use them, or"
+            ),
+            None => ":".into(),
+        };
         plan.problem = Some(format!(
-            "it does not exist now, and its snapshot config has redacted values for {}: supply each with --connector-config-override KEY=VALUE to create it again",
+            "it does not exist now, and its snapshot config has redacted values for {}{encrypted} supply each with --connector-config-override KEY=VALUE to create it again",
             missing.join(", ")
         ));
         return;

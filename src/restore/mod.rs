@@ -12,6 +12,7 @@ pub mod plan;
 pub mod record;
 pub mod reset;
 pub mod review;
+mod secrets;
 pub mod targets;
 pub mod watch;
 
@@ -65,6 +66,9 @@ pub struct RestoreRequest {
     /// `--to-current`): an offset that moved after the plan was made makes its target stale,
     /// so it stops the execution instead of being reported.
     pub relative_targets: bool,
+    /// The identity file that opens the snapshot's encrypted connector secrets
+    /// (`--identity`), used when connectors are created again.
+    pub identities: Option<crate::snapshot::secrets::Identities>,
 }
 
 /// A chosen and verified snapshot and the part of it to restore.
@@ -163,7 +167,8 @@ pub async fn open(store: &Store, req: &RestoreRequest) -> Result<Verified> {
     eligible.connectors = req.connectors.clone();
     let chosen = choose(store, &req.choice, &eligible).await?;
     let loaded = repo::load_verified(store, &chosen.manifest).await?;
-    let (groups, connectors) = select(&loaded.content, req)?;
+    let (groups, mut connectors) = select(&loaded.content, req)?;
+    secrets::unseal(store, &loaded, &mut connectors, req).await?;
     Ok(Verified {
         chosen,
         loaded,
@@ -206,12 +211,20 @@ pub async fn prepare(
     }
     let (view, by_name) =
         crate::live::read(kafka, clients, &groups, &connectors, req.by_timestamp).await?;
+    let mut options = req.plan.clone();
+    if let Some(r) = options.recreate.as_mut() {
+        r.encrypted_secrets = loaded
+            .manifest
+            .encrypted_secrets
+            .as_ref()
+            .map(|s| s.recipients.len());
+    }
     let mut plan = plan::build(
         &loaded.manifest.meta.id,
         &groups,
         &connectors,
         &view,
-        &req.plan,
+        &options,
     );
     let mut moved = Vec::new();
     if let Some(file) = &req.reviewed {

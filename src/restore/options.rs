@@ -24,6 +24,9 @@ pub struct Recreate {
     pub supplied_keys: std::collections::BTreeSet<String>,
     /// Leave a recreated connector STOPPED after its offsets are set.
     pub leave_stopped: bool,
+    /// The snapshot holds the connector secrets encrypted to this many recipients
+    /// (`connectors.secrets.age`); redacted values left are those no identity supplied.
+    pub encrypted_secrets: Option<usize>,
 }
 
 /// Options that shape a plan.

@@ -514,6 +514,7 @@ fn a_deleted_connector_is_recreated_only_with_every_redacted_secret() {
         recreate: Some(Recreate {
             supplied_keys: keys.iter().map(|k| k.to_string()).collect(),
             leave_stopped: false,
+            ..Default::default()
         }),
         ..Default::default()
     };
@@ -523,6 +524,18 @@ fn a_deleted_connector_is_recreated_only_with_every_redacted_secret() {
         (supplied(&[]), false, "db.password"),
         (supplied(&["other"]), false, "db.password"),
         (supplied(&["db.password"]), true, ""),
+        // The snapshot holds the secret encrypted: the problem says how to use it.
+        (
+            PlanOptions {
+                recreate: Some(Recreate {
+                    encrypted_secrets: Some(2),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            false,
+            "db.password; the snapshot holds them encrypted (connectors.secrets.age, to 2 recipient(s)): pass --identity FILE",
+        ),
     ];
     for (opts, recreated, words) in cases {
         let plan = build("id", &[], std::slice::from_ref(&snap), &view, &opts);

@@ -302,6 +302,7 @@ mod tests {
             summary: Summary::default(),
             content_sha256: String::new(),
             files: vec![],
+            encrypted_secrets: None,
         };
         m.assign_id();
         Listed {

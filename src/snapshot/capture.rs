@@ -30,6 +30,10 @@ pub struct CaptureOptions {
     pub tags: BTreeMap<String, String>,
     pub format: Format,
     pub include_secrets: bool,
+    /// Keep the full connector configs only encrypted to these recipients, in
+    /// `connectors.secrets.age`, beside the usual redacted `connectors.json` (`--encrypt-to`).
+    /// Secrets are then never written in clear, whatever `include_secrets` says.
+    pub encrypt_to: Option<super::secrets::Recipients>,
     /// Write the snapshot marked partial, with the reasons, when some part cannot be read
     /// (instead of failing).
     pub allow_partial: bool,
@@ -51,6 +55,9 @@ pub struct Captured {
     pub connectors: Vec<ConnectorSnapshot>,
     /// Notes for the user (missing groups with `--allow-missing`, connectors without offsets).
     pub warnings: Vec<String>,
+    /// `connectors.secrets.age`: the full connector configs, already encrypted (`--encrypt-to`);
+    /// `connectors` are then redacted.
+    pub encrypted_secrets: Option<Vec<u8>>,
 }
 
 /// Collects the parts that could not be read: each one fails the capture at once, unless
@@ -341,7 +348,8 @@ pub async fn capture(
         allow: opts.allow_partial,
         reasons: Vec::new(),
     };
-    let include_secrets = opts.include_secrets;
+    // With --encrypt-to every value is read, and redacted below for connectors.json.
+    let include_secrets = opts.include_secrets || opts.encrypt_to.is_some();
     let read: Vec<(ConnectorSnapshot, Option<Error>)> = stream::iter(found)
         .map(|f| snapshot_connector(f, include_secrets))
         .buffer_unordered(CONNECT_CONCURRENCY)
@@ -435,7 +443,15 @@ pub async fn capture(
         undo_of: opts.undo_of.clone(),
         partial: gaps.reasons,
     };
-    seal(meta, opts.format, spill, connectors, warnings)
+    match &opts.encrypt_to {
+        None => seal(meta, opts.format, spill, connectors, warnings),
+        Some(recipients) => {
+            let full = connectors;
+            let connectors = full.iter().map(super::secrets::redacted).collect();
+            seal(meta, opts.format, spill, connectors, warnings)?
+                .with_encrypted_secrets(recipients.clone(), full)
+        }
+    }
 }
 
 /// Rows a batch of groups is sized for.
@@ -468,6 +484,7 @@ pub fn seal(
                 sha256: String::new(),
             })
             .collect(),
+        encrypted_secrets: None,
     };
     manifest.assign_id();
     Ok(Captured {
@@ -475,10 +492,44 @@ pub fn seal(
         groups: sealed.groups,
         connectors,
         warnings,
+        encrypted_secrets: None,
     })
 }
 
 impl Captured {
+    /// Encrypts the full connectors to `recipients`, to be written in `connectors.secrets.age`:
+    /// the manifest lists the file, and names the recipients and the SHA-256 of the ciphertext in
+    /// its sealed fields, so the id binds the encrypted file too; the id is assigned again. `full`
+    /// must be `self.connectors` before redaction. The plaintext is not kept.
+    pub fn with_encrypted_secrets(
+        mut self,
+        recipients: super::secrets::Recipients,
+        full: Vec<ConnectorSnapshot>,
+    ) -> Result<Captured> {
+        use super::secrets::{encrypt, mismatches, EncryptedSecrets, SECRETS_FILE};
+        let problems = mismatches(&self.connectors, &full);
+        if !problems.is_empty() {
+            return Err(Error::Internal(format!(
+                "the connectors to encrypt differ from connectors.json: {}",
+                problems.join("; ")
+            )));
+        }
+        let sealed = encrypt(&recipients, &self.manifest.content_sha256, &full)?;
+        self.manifest.files.push(FileEntry {
+            name: SECRETS_FILE.into(),
+            size: 0,
+            sha256: String::new(),
+        });
+        self.manifest.encrypted_secrets = Some(EncryptedSecrets {
+            file: SECRETS_FILE.into(),
+            recipients: recipients.keys(),
+            sha256: super::manifest::sha256_hex(&sealed),
+        });
+        self.manifest.assign_id();
+        self.encrypted_secrets = Some(sealed);
+        Ok(self)
+    }
+
     /// A snapshot of content already in memory (an import, a rewritten snapshot), with its id
     /// assigned from `meta` (whose id is ignored).
     pub fn from_content(

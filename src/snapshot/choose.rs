@@ -244,6 +244,7 @@ mod tests {
             },
             content_sha256: String::new(),
             files: vec![],
+            encrypted_secrets: None,
         }
     }
 

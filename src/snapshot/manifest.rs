@@ -85,6 +85,10 @@ pub struct Manifest {
     /// SHA-256 of the canonical encoding of the snapshot content (see [`content_sha256`]).
     pub content_sha256: String,
     pub files: Vec<FileEntry>,
+    /// Set when the snapshot holds the full connector configs encrypted (`--encrypt-to`, format
+    /// 1.3): the file and its recipients. Absent otherwise, so older manifests keep their bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encrypted_secrets: Option<super::secrets::EncryptedSecrets>,
 }
 
 /// Lower-case hex SHA-256 of some bytes.
@@ -350,6 +354,7 @@ mod tests {
                 size: 0,
                 sha256: String::new(),
             }],
+            encrypted_secrets: None,
         }
     }
 
@@ -413,7 +418,12 @@ mod tests {
         m.format_version = "1.0".into();
         m.assign_id();
         let text = String::from_utf8(m.to_bytes()).unwrap();
-        for absent in ["\"kind\"", "\"undo_of\"", "\"partial\""] {
+        for absent in [
+            "\"kind\"",
+            "\"undo_of\"",
+            "\"partial\"",
+            "\"encrypted_secrets\"",
+        ] {
             assert!(!text.contains(absent), "{absent} in {text}");
         }
         let back = Manifest::from_bytes("m", text.as_bytes()).unwrap();

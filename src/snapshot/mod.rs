@@ -5,6 +5,7 @@ pub mod choose;
 pub mod manifest;
 pub mod model;
 pub mod repo;
+pub mod secrets;
 pub mod spill;
 
 pub use capture::{capture, CaptureOptions, Captured};
@@ -57,23 +58,26 @@ pub async fn write(store: &Store, captured: &Captured) -> Result<Manifest> {
     )?;
     let (size, sha256) = out.finish().map_err(local)?;
     let connectors = format::json::encode_connectors(&meta.id, &captured.connectors)?;
-    repo::write(
-        store,
-        captured.manifest.clone(),
-        vec![
-            (
-                format.offsets_file().to_string(),
-                repo::FileBody::Local {
-                    path: &path,
-                    size,
-                    sha256,
-                },
-            ),
-            (
-                manifest::CONNECTORS_FILE.to_string(),
-                repo::FileBody::Bytes(connectors),
-            ),
-        ],
-    )
-    .await
+    let mut files = vec![
+        (
+            format.offsets_file().to_string(),
+            repo::FileBody::Local {
+                path: &path,
+                size,
+                sha256,
+            },
+        ),
+        (
+            manifest::CONNECTORS_FILE.to_string(),
+            repo::FileBody::Bytes(connectors),
+        ),
+    ];
+    if let Some(sealed) = &captured.encrypted_secrets {
+        // Encrypted in memory when captured: the plaintext never reaches a file.
+        files.push((
+            secrets::SECRETS_FILE.to_string(),
+            repo::FileBody::Bytes(sealed.clone()),
+        ));
+    }
+    repo::write(store, captured.manifest.clone(), files).await
 }

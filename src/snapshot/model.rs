@@ -10,7 +10,7 @@ pub use crate::group_model::{GroupState, GroupType};
 
 /// Version of the snapshot file formats (`MAJOR.MINOR`). A reader accepts any minor version of
 /// the major version it knows: minor versions only add optional fields.
-pub const FORMAT_VERSION: &str = "1.2";
+pub const FORMAT_VERSION: &str = "1.3";
 /// The major version this build reads and writes.
 pub const FORMAT_MAJOR: u32 = 1;
 

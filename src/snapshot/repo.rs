@@ -510,6 +510,14 @@ pub async fn check(store: &Store, manifest: &Manifest) -> (Option<Opened>, Vec<S
             "manifest content does not match the id (the manifest was changed after it was written; it implies id {expected})"
         ));
     }
+    if let Some(s) = &manifest.encrypted_secrets {
+        if manifest.file(&s.file).map(|f| &f.sha256) != Some(&s.sha256) {
+            problems.push(format!(
+                "{}: not listed in the manifest with the SHA-256 its sealed encrypted_secrets name",
+                s.file
+            ));
+        }
+    }
     if parse_id(id).map(|(t, _)| t) != Some(manifest.meta.created_at) {
         problems.push(format!(
             "id {id} does not match created_at {}",
@@ -648,6 +656,33 @@ pub async fn open_verified(store: &Store, manifest: &Manifest) -> Result<Opened>
     }
 }
 
+/// Reads one file that the manifest lists, into memory, and checks its size and SHA-256 against
+/// the manifest; a difference is an integrity error. For small files read again after the
+/// snapshot was verified (`connectors.secrets.age`).
+pub async fn read_listed(store: &Store, manifest: &Manifest, name: &str) -> Result<Bytes> {
+    let id = &manifest.meta.id;
+    let entry = manifest.file(name).ok_or_else(|| Error::Integrity {
+        id: id.clone(),
+        problems: vec![format!("{name}: not listed in the manifest")],
+    })?;
+    let bytes = store
+        .get(&format!("{}/{name}", folder_of(manifest)))
+        .await?;
+    let sha256 = sha256_hex(&bytes);
+    if bytes.len() as u64 != entry.size || sha256 != entry.sha256 {
+        return Err(Error::Integrity {
+            id: id.clone(),
+            problems: vec![format!(
+                "{name}: {} bytes with SHA-256 {sha256}, manifest says {} bytes with SHA-256 {}",
+                bytes.len(),
+                entry.size,
+                entry.sha256
+            )],
+        });
+    }
+    Ok(bytes)
+}
+
 /// Loads a snapshot, all of it in memory, after verifying it.
 pub async fn load_verified(store: &Store, manifest: &Manifest) -> Result<Loaded> {
     open_verified(store, manifest).await?.load()
@@ -775,6 +810,7 @@ mod tests {
                     sha256: String::new(),
                 })
                 .collect(),
+            encrypted_secrets: None,
         };
         manifest.assign_id();
         let offsets = crate::format::json::encode_offsets(&manifest.meta, &unsorted).unwrap();

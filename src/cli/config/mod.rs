@@ -17,6 +17,8 @@
 //! audit = "required"                          # or "optional"
 //! audit-topic = "offset-vault-audit"
 //! properties = { "security.protocol" = "SASL_SSL", "sasl.mechanism" = "SCRAM-SHA-512" }
+//! encrypt-to = ["age1..."]                     # snapshot --encrypt-to
+//! identity = "vault-identity.txt"              # restore --identity, relative to this file
 //! ```
 //!
 //! `--context NAME` (or `OFFSET_VAULT_CONTEXT`) picks a context, else `current-context` does.
@@ -32,7 +34,7 @@ use clap::{ArgMatches, Subcommand, ValueEnum};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use super::{Cli, GlobalArgs, OutputFormat};
+use super::{Cli, Command, GlobalArgs, OutputFormat};
 
 mod commands;
 pub mod serve;
@@ -61,6 +63,8 @@ A configuration file ($XDG_CONFIG_HOME/offset-vault/config.toml, or --config FIL
   store = \"s3://backups/offsets\"
   command-config = \"prod-client.properties\"   # relative to this file
   properties = { \"sasl.mechanism\" = \"SCRAM-SHA-512\" }
+  encrypt-to = [\"age1...\"]                     # snapshot --encrypt-to
+  identity = \"vault-identity.txt\"              # restore --identity, relative to this file
 
 Precedence, highest first: flags, environment variables, the context, built-in defaults.";
 
@@ -166,6 +170,12 @@ pub struct Context {
     pub audit: Option<Spanned<String>>,
     /// `--audit-topic`.
     pub audit_topic: Option<String>,
+    /// `snapshot --encrypt-to` (and serve's flag snapshot job) when neither the flag, its
+    /// variable nor --encrypt-to-file gives recipients.
+    pub encrypt_to: Option<OneOrMany>,
+    /// `restore --identity` when neither the flag nor its variable gives one; relative to the
+    /// file.
+    pub identity: Option<PathBuf>,
 }
 
 /// A string or a list of strings (`connect-url`).
@@ -340,8 +350,79 @@ pub fn apply(cli: &mut Cli, matches: &ArgMatches, strict: bool) -> Result<()> {
         base.as_deref(),
         &mut applied,
     )?;
-    g.applied = applied;
+    let name = chosen.as_ref().map(|c| c.0.as_str()).unwrap_or_default();
+    secrets_keys(
+        &mut cli.command,
+        &context,
+        name,
+        base.as_deref(),
+        &mut applied,
+    );
+    cli.global.applied = applied;
     Ok(())
+}
+
+/// The context's `encrypt-to` and `identity`: they fill the command's flags when neither the
+/// flag nor its variable gave a value, and `config show` lists them.
+fn secrets_keys(
+    command: &mut Command,
+    ctx: &Context,
+    name: &str,
+    base: Option<&Path>,
+    applied: &mut Applied,
+) {
+    let from_env = |var: &str| {
+        std::env::var(var)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .map(|v| {
+                (
+                    v,
+                    Source::Env {
+                        variable: var.into(),
+                    },
+                )
+            })
+    };
+    let context = || Source::Context { name: name.into() };
+    if let Some(r) = &ctx.encrypt_to {
+        let keys = r.to_vec();
+        let snapshot = match command {
+            Command::Snapshot(a) => Some(a),
+            Command::Serve(a) => Some(&mut a.snapshot),
+            _ => None,
+        };
+        if let Some(a) = snapshot {
+            if a.encrypt_to.iter().all(|v| v.trim().is_empty()) && a.encrypt_to_file.is_empty() {
+                a.encrypt_to = keys.clone();
+            }
+        }
+        let (value, source) =
+            from_env("OFFSET_VAULT_ENCRYPT_TO").unwrap_or_else(|| (keys.join(","), context()));
+        applied.origins.push(Origin {
+            setting: "encrypt-to".into(),
+            value,
+            source,
+        });
+    }
+    if let Some(p) = &ctx.identity {
+        let p = match base {
+            Some(b) if p.is_relative() => b.join(p),
+            _ => p.clone(),
+        };
+        if let Command::Restore(a) = command {
+            if a.identity.is_none() {
+                a.identity = Some(p.clone());
+            }
+        }
+        let (value, source) = from_env("OFFSET_VAULT_IDENTITY")
+            .unwrap_or_else(|| (p.display().to_string(), context()));
+        applied.origins.push(Origin {
+            setting: "identity".into(),
+            value,
+            source,
+        });
+    }
 }
 
 pub(crate) fn missing_context(path: &Path, name: &str, how: &Source, file: &ConfigFile) -> Error {

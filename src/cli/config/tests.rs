@@ -267,3 +267,37 @@ fn a_missing_context_is_a_usage_error_naming_the_line() {
     let e = run_with(FILE, &["--context", "nope", "list"]).unwrap_err();
     assert!(e.to_string().contains("no context named nope"), "{e}");
 }
+
+#[test]
+fn context_encrypt_to_and_identity_fill_the_commands_that_left_them_unset() {
+    let file = "current-context = \"p\"\n[contexts.p]\nencrypt-to = [\"age1aaa\", \"age1bbb\"]\nidentity = \"keys/id.txt\"\n";
+    let snapshot_args = |cli: &Cli| match &cli.command {
+        crate::cli::Command::Snapshot(a) => a.encrypt_to.clone(),
+        other => panic!("{other:?}"),
+    };
+    let cli = run_with(file, &["snapshot", "--all-groups"]).unwrap();
+    assert_eq!(snapshot_args(&cli), vec!["age1aaa", "age1bbb"]);
+    let origin = cli
+        .global
+        .applied
+        .origins
+        .iter()
+        .find(|o| o.setting == "encrypt-to")
+        .unwrap();
+    assert_eq!(origin.source, ctx("p"));
+    let cli = run_with(
+        file,
+        &["snapshot", "--all-groups", "--encrypt-to", "age1flag"],
+    )
+    .unwrap();
+    assert_eq!(snapshot_args(&cli), vec!["age1flag"]);
+    let identity = |cli: &Cli| match &cli.command {
+        crate::cli::Command::Restore(a) => a.identity.clone(),
+        other => panic!("{other:?}"),
+    };
+    let cli = run_with(file, &["restore", "X", "--recreate-connectors"]).unwrap();
+    let id = identity(&cli).unwrap();
+    assert!(id.is_absolute() && id.ends_with("keys/id.txt"), "{id:?}");
+    let cli = run_with(file, &["restore", "X", "--identity", "/k.txt"]).unwrap();
+    assert_eq!(identity(&cli), Some(std::path::PathBuf::from("/k.txt")));
+}

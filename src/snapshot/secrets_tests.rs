@@ -1,0 +1,380 @@
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::error::exit;
+use crate::snapshot::capture::Captured;
+use crate::snapshot::manifest::{sha256_hex, Format};
+use crate::snapshot::model::{SnapshotContent, SnapshotMeta};
+use crate::store::Store;
+
+const SECRET: &str = "s3cr3t-Hunter2-value";
+
+fn full_connector(name: &str) -> ConnectorSnapshot {
+    ConnectorSnapshot {
+        name: name.into(),
+        connect_url: "http://connect:8083".into(),
+        connector_type: "sink".into(),
+        group_id: Some(format!("connect-{name}")),
+        config: BTreeMap::from([
+            ("connector.class".into(), "FileStreamSink".into()),
+            ("topics".into(), "orders".into()),
+            ("db.password".into(), SECRET.into()),
+            (
+                "connection.url".into(),
+                format!("jdbc:postgresql://db/x?user=app&password={SECRET}"),
+            ),
+        ]),
+        redacted_keys: vec![],
+        state: "RUNNING".into(),
+        tasks: vec![],
+        offsets: None,
+        offsets_unavailable: Some("sink".into()),
+    }
+}
+
+fn key() -> (age::x25519::Identity, Recipients) {
+    let id = age::x25519::Identity::generate();
+    let r = Recipients::parse(&[id.to_public().to_string()], "test").unwrap();
+    (id, r)
+}
+
+fn identities(ids: &[&age::x25519::Identity]) -> Identities {
+    let text: String = ids
+        .iter()
+        .map(|i| {
+            use age::secrecy::ExposeSecret;
+            format!("# created: now\n{}\n", i.to_string().expose_secret())
+        })
+        .collect();
+    Identities::parse(Path::new("id.txt"), &text).unwrap()
+}
+
+#[test]
+fn encrypted_connectors_decrypt_to_the_same_connectors() {
+    let (id, r) = key();
+    let full = vec![full_connector("a"), full_connector("b")];
+    let sealed = encrypt(&r, "C", &full).unwrap();
+    assert!(sealed.starts_with(b"age-encryption.org/v1\n"));
+    assert!(!String::from_utf8_lossy(&sealed).contains(SECRET));
+    let back = decrypt(&identities(&[&id]), ("SNAP", "C"), "f", &sealed).unwrap();
+    assert_eq!(back, full);
+    // Any one of several recipients opens it.
+    let (other, r2) = key();
+    let both = Recipients::parse(&[r.keys(), r2.keys()].concat(), "test").unwrap();
+    let sealed = encrypt(&both, "C", &full).unwrap();
+    assert_eq!(
+        decrypt(&identities(&[&other]), ("SNAP", "C"), "f", &sealed).unwrap(),
+        full
+    );
+}
+
+#[test]
+fn a_wrong_identity_is_a_usage_error_that_names_the_file() {
+    let (_, r) = key();
+    let (wrong, _) = key();
+    let sealed = encrypt(&r, "C", &[full_connector("a")]).unwrap();
+    let err = decrypt(&identities(&[&wrong]), ("SNAP", "C"), "snap/x.age", &sealed).unwrap_err();
+    assert_eq!(err.exit_code(), exit::USAGE, "{err}");
+    let text = err.to_string();
+    for words in ["snap/x.age", "id.txt", "Nothing was changed"] {
+        assert!(text.contains(words), "{words} not in {text}");
+    }
+}
+
+#[test]
+fn a_changed_byte_anywhere_in_the_file_is_an_integrity_error() {
+    let (id, r) = key();
+    let ids = identities(&[&id]);
+    let sealed = encrypt(&r, "C", &[full_connector("a")]).unwrap();
+    let header_end = sealed
+        .windows(4)
+        .position(|w| w == b"--- ")
+        .expect("an age header ends with its MAC line");
+    // In the header MAC, the nonce, the first and the last payload byte.
+    for at in [
+        header_end + 6,
+        header_end + 60,
+        sealed.len() / 2,
+        sealed.len() - 1,
+    ] {
+        let mut bad = sealed.clone();
+        bad[at] ^= 0x01;
+        let err = decrypt(&ids, ("SNAP", "C"), "f", &bad).unwrap_err();
+        assert_eq!(err.exit_code(), exit::INTEGRITY, "byte {at}: {err}");
+        assert!(err.to_string().contains("nothing was changed"), "{err}");
+    }
+    // Cut short: the last chunk is missing.
+    let err = decrypt(&ids, ("SNAP", "C"), "f", &sealed[..sealed.len() - 20]).unwrap_err();
+    assert_eq!(err.exit_code(), exit::INTEGRITY, "{err}");
+}
+
+#[test]
+fn a_file_of_another_snapshots_content_is_refused_after_decryption() {
+    let (id, r) = key();
+    let sealed = encrypt(&r, "OTHER CONTENT", &[full_connector("a")]).unwrap();
+    let err = decrypt(&identities(&[&id]), ("SNAP", "C"), "f", &sealed).unwrap_err();
+    assert_eq!(err.exit_code(), exit::INTEGRITY);
+    assert!(
+        err.to_string()
+            .contains("belongs to a snapshot of other content"),
+        "{err}"
+    );
+}
+
+#[test]
+fn recipients_are_checked_and_deduplicated() {
+    let (_, r1) = key();
+    let (_, r2) = key();
+    let (k1, k2) = (r1.keys()[0].clone(), r2.keys()[0].clone());
+    let both = Recipients::parse(&[format!("{k1}, {k2}"), k1.clone()], "--encrypt-to").unwrap();
+    assert_eq!(both.keys(), vec![k1.clone(), k2.clone()]);
+    for bad in ["age1notakey", "AGE-SECRET-KEY-1ABC", "ssh-ed25519 AAAA"] {
+        let err = Recipients::parse(&[bad], "--encrypt-to").unwrap_err();
+        assert_eq!(err.exit_code(), exit::USAGE);
+        assert!(err.to_string().contains("--encrypt-to"), "{err}");
+    }
+    let err = Recipients::parse(&[" , "], "--encrypt-to").unwrap_err();
+    assert!(err.to_string().contains("no recipient"), "{err}");
+    // A recipients file: comments and blank lines skipped.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("recipients.txt");
+    std::fs::write(&path, format!("# ops team\n\n{k1}\n  {k2}  \n")).unwrap();
+    assert_eq!(Recipients::read_file(&path).unwrap(), vec![k1, k2]);
+    let err = Recipients::read_file(&dir.path().join("missing")).unwrap_err();
+    assert_eq!(err.exit_code(), exit::USAGE);
+}
+
+#[test]
+fn identity_files_are_read_as_age_keygen_writes_them() {
+    let (id, _) = key();
+    use age::secrecy::ExposeSecret;
+    let secret = id.to_string().expose_secret().to_string();
+    let text = format!(
+        "# created: 2026-12-01T00:00:00Z\n# public key: {}\n{secret}\n",
+        id.to_public()
+    );
+    let ids = Identities::parse(Path::new("k.txt"), &text).unwrap();
+    assert_eq!(ids.recipients(), vec![id.to_public().to_string()]);
+    let bad = format!("{secret}\nnot a key\n");
+    let err = Identities::parse(Path::new("k.txt"), &bad).unwrap_err();
+    assert_eq!(err.exit_code(), exit::USAGE);
+    let text = err.to_string();
+    assert!(text.contains("k.txt") && text.contains("line 2"), "{text}");
+    assert!(!text.contains(&secret), "the key is never quoted");
+    let err = Identities::parse(Path::new("k.txt"), "# only comments\n").unwrap_err();
+    assert!(err.to_string().contains("no AGE-SECRET-KEY"), "{err}");
+    let err = Identities::read(Path::new("/nonexistent/identity.txt")).unwrap_err();
+    assert_eq!(err.exit_code(), exit::USAGE);
+    assert!(
+        err.to_string().contains("/nonexistent/identity.txt"),
+        "{err}"
+    );
+}
+
+#[test]
+fn decrypted_connectors_must_match_the_redacted_ones() {
+    let full = vec![full_connector("a"), full_connector("b")];
+    let redacted_: Vec<ConnectorSnapshot> = full.iter().map(redacted).collect();
+    assert_eq!(
+        redacted_[0].redacted_keys,
+        vec!["connection.url", "db.password"]
+    );
+    assert!(mismatches(&redacted_, &full).is_empty());
+    // Only a secret differs: that cannot be seen without the secret, and is accepted.
+    let mut other_secret = full.clone();
+    other_secret[0]
+        .config
+        .insert("db.password".into(), "another".into());
+    assert!(mismatches(&redacted_, &other_secret).is_empty());
+    // A non-secret value changed.
+    let mut changed = full.clone();
+    changed[1].config.insert("topics".into(), "payments".into());
+    let p = mismatches(&redacted_, &changed);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(
+        p[0].contains("connector b") && p[0].contains("config topics"),
+        "{p:?}"
+    );
+    // A connector missing, one added, one moved to another Connect cluster.
+    let p = mismatches(&redacted_, &full[..1]);
+    assert!(
+        p[0].contains("connector b") && p[0].contains("missing"),
+        "{p:?}"
+    );
+    let mut extra = full.clone();
+    extra.push(full_connector("c"));
+    let p = mismatches(&redacted_, &extra);
+    assert!(
+        p[0].contains("connector c") && p[0].contains("not in connectors.json"),
+        "{p:?}"
+    );
+    // Redacted under other rules (say an older version redacted less): still the same.
+    let mut fewer = redacted_.clone();
+    fewer[0].config.insert(
+        "connection.url".into(),
+        full[0].config["connection.url"].clone(),
+    );
+    fewer[0].redacted_keys.retain(|k| k != "connection.url");
+    assert!(mismatches(&fewer, &full).is_empty());
+    // Another state or offsets.
+    let mut stopped = full.clone();
+    stopped[0].state = "STOPPED".into();
+    let p = mismatches(&redacted_, &stopped);
+    assert!(p[0].contains("state"), "{p:?}");
+    let mut moved = full.clone();
+    moved[0].connect_url = "http://elsewhere:8083".into();
+    assert_eq!(mismatches(&redacted_, &moved).len(), 2);
+    for problem in mismatches(&redacted_, &changed) {
+        assert!(!problem.contains(SECRET));
+    }
+}
+
+/// Every file under `dir`, with its path.
+fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            let bytes = std::fs::read(&path).unwrap();
+            out.push((path, bytes));
+        }
+    }
+    out
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[tokio::test]
+async fn an_encrypted_snapshot_holds_no_secret_nor_its_digest_in_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(
+        dir.path().to_str().unwrap(),
+        std::time::Duration::from_secs(5),
+    )
+    .unwrap();
+    let (id, r) = key();
+    let full = vec![full_connector("a")];
+    let content = SnapshotContent {
+        groups: vec![],
+        connectors: full.iter().map(redacted).collect(),
+    };
+    let meta = SnapshotMeta {
+        created_at: chrono::Utc::now().trunc_subsecs(3),
+        cluster_id: "c".into(),
+        ..Default::default()
+    };
+    let captured = Captured::from_content(meta, Format::Json, content, vec![])
+        .unwrap()
+        .with_encrypted_secrets(r.clone(), full.clone())
+        .unwrap();
+    let manifest = crate::snapshot::write(&store, &captured).await.unwrap();
+    assert_eq!(
+        manifest.format_version,
+        crate::snapshot::model::FORMAT_VERSION
+    );
+    let listed = manifest.file(SECRETS_FILE).expect("listed in the manifest");
+    assert!(listed.size > 0 && listed.sha256.len() == 64);
+    assert_eq!(
+        manifest
+            .encrypted_secrets
+            .as_ref()
+            .map(|s| s.recipients.clone()),
+        Some(r.keys())
+    );
+    assert_eq!(
+        manifest.expected_id(),
+        manifest.meta.id,
+        "the recipients are sealed"
+    );
+
+    let files = files_under(dir.path());
+    assert_eq!(
+        files.len(),
+        4,
+        "offsets, connectors, secrets, manifest: {files:?}"
+    );
+    let config_json = serde_json::to_vec(&full[0].config).unwrap();
+    let needles: Vec<(&str, Vec<u8>)> = vec![
+        ("the secret", SECRET.as_bytes().to_vec()),
+        ("its SHA-256", sha256_hex(SECRET.as_bytes()).into_bytes()),
+        (
+            "the full config's SHA-256",
+            sha256_hex(&config_json).into_bytes(),
+        ),
+    ];
+    for (path, bytes) in &files {
+        for (what, needle) in &needles {
+            assert!(!contains(bytes, needle), "{what} in {}", path.display());
+        }
+    }
+
+    // It verifies without the identity like any snapshot, and the identity opens the file.
+    let opened = crate::snapshot::repo::open_verified(&store, &manifest)
+        .await
+        .unwrap();
+    assert_eq!(opened.connectors[0].config["db.password"], "<redacted>");
+    let bytes = crate::snapshot::repo::read_listed(&store, &manifest, SECRETS_FILE)
+        .await
+        .unwrap();
+    let ids = (manifest.meta.id.as_str(), manifest.content_sha256.as_str());
+    let back = decrypt(&identities(&[&id]), ids, "f", &bytes).unwrap();
+    assert_eq!(back, full);
+    assert!(mismatches(&opened.connectors, &back).is_empty());
+
+    // A changed encrypted file is caught by the manifest, without the identity.
+    let (path, mut bytes) = files
+        .into_iter()
+        .find(|(p, _)| p.ends_with(SECRETS_FILE))
+        .unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x01;
+    std::fs::write(&path, &bytes).unwrap();
+    let (_, problems) = crate::snapshot::repo::check(&store, &manifest).await;
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.starts_with(SECRETS_FILE) && p.contains("SHA-256")),
+        "{problems:?}"
+    );
+    let err = crate::snapshot::repo::read_listed(&store, &manifest, SECRETS_FILE)
+        .await
+        .unwrap_err();
+    assert_eq!(err.exit_code(), exit::INTEGRITY);
+    // Another file encrypted to the same public key (age does not say who encrypted), with its
+    // digest put into the manifest: the sealed digest, and so the id, catch it.
+    let mut forged = full.clone();
+    forged[0]
+        .config
+        .insert("db.password".into(), "attacker".into());
+    let other = encrypt(&r, &manifest.content_sha256, &forged).unwrap();
+    std::fs::write(&path, &other).unwrap();
+    let mut edited = manifest.clone();
+    let entry = edited
+        .files
+        .iter_mut()
+        .find(|f| f.name == SECRETS_FILE)
+        .unwrap();
+    entry.size = other.len() as u64;
+    entry.sha256 = sha256_hex(&other);
+    let (_, problems) = crate::snapshot::repo::check(&store, &edited).await;
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("sealed encrypted_secrets")),
+        "{problems:?}"
+    );
+    if let Some(s) = edited.encrypted_secrets.as_mut() {
+        s.sha256 = sha256_hex(&other);
+    }
+    let (_, problems) = crate::snapshot::repo::check(&store, &edited).await;
+    assert!(
+        problems.iter().any(|p| p.contains("does not match the id")),
+        "{problems:?}"
+    );
+}
+
+use chrono::SubsecRound;
