@@ -8,6 +8,8 @@
 //! - [`settings`], [`group_model`]: what both Kafka clients share: connection settings and
 //!   client properties, and the group data they report.
 //! - [`connect`]: the Kafka Connect REST API.
+//! - [`model`]: the data model of snapshots (groups, partitions, connectors, metadata) and the
+//!   format version, below both [`format`] and [`snapshot`].
 //! - [`snapshot`]: the data model, ids, manifests, redaction, capture, and snapshot storage.
 //! - [`format`]: JSON and Parquet encodings.
 //! - [`store`]: `object_store` backends picked by URL, create-only writes.
@@ -35,6 +37,7 @@ pub mod guard;
 pub mod kafka;
 pub mod live;
 pub mod log;
+pub mod model;
 pub mod progress;
 pub mod redact;
 pub mod restore;

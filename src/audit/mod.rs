@@ -45,7 +45,6 @@ pub use filter::Filter;
 pub use sink::KafkaSink;
 
 use crate::error::{Error, Result};
-use crate::restore::plan::{Action, Plan};
 use crate::store::Store;
 
 /// Whether a command must be able to write its trail before it changes anything.
@@ -95,50 +94,6 @@ pub struct Facts {
     /// The first error, when the command reported it in its output rather than as an error.
     pub message: Option<String>,
     pub detail: BTreeMap<String, Value>,
-}
-
-impl Facts {
-    /// Takes what an executed restore or reset reports: the plan as applied (per group), the
-    /// undo snapshot, how it ended.
-    pub fn executed(&mut self, outcome: &crate::restore::Outcome) {
-        use crate::restore::Status;
-        self.groups = group_changes(&outcome.plan);
-        self.undo_snapshot = outcome.undo_snapshot.clone();
-        self.message = outcome.errors.first().map(|e| e.message.clone());
-        self.outcome = Some(match outcome.status {
-            Status::Applied | Status::NothingToChange => AuditOutcome::Executed,
-            Status::PartiallyApplied => AuditOutcome::Partial,
-            Status::NotApplied => match outcome.errors.first() {
-                Some(e) => AuditOutcome::of_code(e.exit_code),
-                None => AuditOutcome::Failed,
-            },
-        });
-        if self.outcome == Some(AuditOutcome::Executed) && outcome.status != Status::Applied {
-            self.detail
-                .insert("nothing_to_change".into(), Value::Bool(true));
-        }
-    }
-}
-
-/// Per group of a plan: partitions whose offset changes, and the records reprocessed and skipped
-/// (the sums the plan itself reports for the partitions it commits).
-pub fn group_changes(plan: &Plan) -> Vec<GroupChange> {
-    plan.groups
-        .iter()
-        .map(|g| {
-            let commits = g.partitions.iter().filter(|p| p.action.commits());
-            GroupChange {
-                group_id: g.group_id.clone(),
-                partitions_changed: g
-                    .partitions
-                    .iter()
-                    .filter(|p| matches!(p.action, Action::Reset | Action::Clamped))
-                    .count() as u64,
-                records_reprocessed: commits.clone().map(|p| p.reprocess).sum(),
-                records_skipped: commits.map(|p| p.skip).sum(),
-            }
-        })
-        .collect()
 }
 
 /// Writes a run's events: who runs it, from which command line, into which store (and topic).

@@ -250,7 +250,7 @@ fn outcomes_follow_the_exit_codes_of_refusals() {
 
 #[test]
 fn group_changes_are_the_plans_own_sums() {
-    use crate::restore::plan::{GroupPlan, PartitionPlan, PlanSummary};
+    use crate::restore::plan::{Action, GroupPlan, PartitionPlan, Plan, PlanSummary};
     let part = |action: Action, current: i64, target: i64| PartitionPlan {
         topic: "t".into(),
         partition: 0,
@@ -296,7 +296,7 @@ fn group_changes_are_the_plans_own_sums() {
         blocked: false,
         problems: vec![],
     };
-    let got = group_changes(&plan);
+    let got = plan.group_changes();
     assert_eq!(
         got,
         vec![

@@ -437,7 +437,7 @@ async fn run(
     crate::progress::stage("planning the reset", 0);
     let base = base_options(args, reviewed.as_ref());
     let mut prepared = reset::prepare(&kafka, &clients, &spec, &base).await?;
-    facts.groups = crate::audit::group_changes(&prepared.targets.plan);
+    facts.groups = prepared.targets.plan.group_changes();
     facts
         .detail
         .insert("scenario".into(), json!(spec.scenario.describe()));

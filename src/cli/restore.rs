@@ -339,7 +339,7 @@ async fn run(
     let kafka = KafkaClient::connect(settings).await?;
     crate::progress::stage("planning the restore", 0);
     let prepared = restore::prepare(verified, &kafka, &clients, &req).await?;
-    facts.groups = crate::audit::group_changes(&prepared.targets.plan);
+    facts.groups = prepared.targets.plan.group_changes();
     if !prepared.targets.moved.is_empty() {
         crate::noteln!(
             "{} partition(s) moved since the plan was reviewed; the targets are unchanged",
@@ -450,7 +450,7 @@ impl Apply<'_> {
         )
         .await;
         crate::progress::finish();
-        facts.executed(&outcome);
+        outcome.audit_into(facts);
         if cli_output == OutputFormat::Table {
             print_outcome(&outcome, self.what, self.req.undo_kind);
         }

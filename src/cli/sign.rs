@@ -101,7 +101,7 @@ pub async fn cmd_approve(cli: &Cli, args: &ApproveArgs) -> Result<i32> {
         subject: Some(file.sha256.clone()),
         plan_sha256: Some(file.sha256.clone()),
         snapshot_ids: vec![file.body.snapshot_id.clone()],
-        groups: crate::audit::group_changes(&file.body.plan),
+        groups: file.body.plan.group_changes(),
         ..Default::default()
     };
     facts.detail.insert("approved_by".into(), key.id().into());

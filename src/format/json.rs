@@ -6,8 +6,8 @@ use std::cell::RefCell;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::snapshot::manifest::check_format_version;
-use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot, SnapshotMeta, FORMAT_VERSION};
+use crate::model::check_format_version;
+use crate::model::{ConnectorSnapshot, GroupSnapshot, SnapshotMeta, FORMAT_VERSION};
 
 #[derive(Serialize, Deserialize)]
 struct ConnectorsDoc {

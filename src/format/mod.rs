@@ -6,8 +6,8 @@ pub mod json;
 pub mod parquet;
 
 use crate::error::Result;
-use crate::snapshot::manifest::Format;
-use crate::snapshot::model::{GroupSnapshot, SnapshotMeta};
+use crate::model::Format;
+use crate::model::{GroupSnapshot, SnapshotMeta};
 
 /// Encodes the groups of a snapshot in the given format.
 pub fn encode_offsets(
@@ -81,9 +81,7 @@ pub fn read_offsets(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::model::{
-        GroupState, GroupType, Member, PartitionOffset, Selection, FORMAT_VERSION,
-    };
+    use crate::model::{GroupState, GroupType, Member, PartitionOffset, Selection, FORMAT_VERSION};
     use chrono::{DateTime, TimeZone, Utc};
     use proptest::prelude::*;
 

@@ -22,8 +22,8 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::reader::ChunkReader;
 
 use crate::error::{Error, Result};
-use crate::snapshot::manifest::check_format_version;
-use crate::snapshot::model::{GroupSnapshot, PartitionOffset, SnapshotMeta, FORMAT_VERSION};
+use crate::model::check_format_version;
+use crate::model::{GroupSnapshot, PartitionOffset, SnapshotMeta, FORMAT_VERSION};
 
 pub const KV_FORMAT_VERSION: &str = "offset_vault.format_version";
 pub const KV_SNAPSHOT: &str = "offset_vault.snapshot";

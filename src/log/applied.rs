@@ -1,7 +1,7 @@
 //! The restores and resets of this tool, as `history` sees them: which offsets an execution
 //! committed for a group and in what time window. With them, a commit that offset-vault made
 //! is told apart from anybody else's, and only a rewind that none of them explains is flagged.
-//! Pure; the records these are read from are [`crate::restore::record`]'s.
+//! Pure; the records these are read from are [`crate::log::applies`]'s.
 
 use std::collections::BTreeMap;
 

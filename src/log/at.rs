@@ -16,6 +16,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
 use super::archive::Lane;
+use super::coverage::{coverage_problem, coverage_problem_of};
 use super::follow::SegmentManifest;
 use super::history::read_segment;
 use super::record::canonical_json;
@@ -25,7 +26,6 @@ use super::segment::SegmentMeta;
 use crate::diff::Filter;
 use crate::error::{Error, Result};
 use crate::kafka::GroupType;
-use crate::restore::at::{coverage_problem, coverage_problem_of};
 use crate::snapshot::choose::{choose, Choice, Chosen, Eligible};
 use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot, PartitionOffset, SnapshotMeta};
 use crate::snapshot::repo;

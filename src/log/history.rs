@@ -226,7 +226,7 @@ pub async fn history(store: &Store, group: &str, f: &HistoryFilter) -> Result<Hi
     for (key, m) in &mine {
         rows.extend(read_segment(store, key, m).await?);
     }
-    let applied = crate::restore::record::applied(store, group, &cluster_id).await?;
+    let applied = crate::log::applies::applied(store, group, &cluster_id).await?;
     Ok(History {
         group: group.to_string(),
         source_partition,

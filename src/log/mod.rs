@@ -4,8 +4,10 @@
 //! so does the reconstruction of the offsets at an instant that every `--at` reads ([`at`]).
 
 pub mod applied;
+pub mod applies;
 pub mod archive;
 pub mod at;
+pub mod coverage;
 pub mod follow;
 pub mod history;
 pub mod progress;

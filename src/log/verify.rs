@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use super::archive::{index_prefix, Lane, SegmentManifest};
 use super::segment::{self, discontinuities, Discontinuity, SegmentMeta};
-use crate::restore::record::{ApplyRecord, APPLIES};
+use crate::log::applies::{ApplyRecord, APPLIES};
 use crate::sign::{Purpose, Verdict, SIG_SUFFIX};
 use crate::snapshot::manifest::sha256_hex;
 use crate::store::Store;

@@ -14,12 +14,12 @@ use super::connectors::{
 };
 use super::outcome::{Drift, Outcome, PartitionCheck, Phase, Status};
 use super::plan::{self, Action, Plan};
-use super::record::{self, AppliedBy, AppliedOffset, ApplyRecord, RecordBody};
 use super::review;
 use super::{RestoreRequest, Targets};
 use crate::connect::{ConnectClient, OffsetsAnswer};
 use crate::error::{exit, Error, Result};
 use crate::kafka::{GroupOffset, GroupType, KafkaClient};
+use crate::log::applies::{self as record, AppliedBy, AppliedOffset, ApplyRecord, RecordBody};
 use crate::snapshot::{self, CaptureOptions, Selection, SnapshotKind};
 use crate::store::Store;
 

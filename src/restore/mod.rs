@@ -9,7 +9,6 @@ mod connectors;
 pub mod options;
 pub mod outcome;
 pub mod plan;
-pub mod record;
 pub mod reset;
 pub mod review;
 mod secrets;

@@ -61,6 +61,29 @@ impl Action {
     }
 }
 
+impl Plan {
+    /// Per group: partitions whose offset changes, and the records reprocessed and skipped (the
+    /// sums the plan reports for the partitions it commits), as the audit trail records them.
+    pub fn group_changes(&self) -> Vec<crate::audit::GroupChange> {
+        self.groups
+            .iter()
+            .map(|g| {
+                let commits = g.partitions.iter().filter(|p| p.action.commits());
+                crate::audit::GroupChange {
+                    group_id: g.group_id.clone(),
+                    partitions_changed: g
+                        .partitions
+                        .iter()
+                        .filter(|p| matches!(p.action, Action::Reset | Action::Clamped))
+                        .count() as u64,
+                    records_reprocessed: commits.clone().map(|p| p.reprocess).sum(),
+                    records_skipped: commits.map(|p| p.skip).sum(),
+                }
+            })
+            .collect()
+    }
+}
+
 /// One partition of one group.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PartitionPlan {

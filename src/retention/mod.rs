@@ -25,8 +25,8 @@ pub use plan::{build, parse_group_by, refusal, GroupBy, LeftoverAction, PlannedG
 pub use policy::{Count, Policy, Span};
 
 use crate::error::Result;
+use crate::log::applies::{ApplyRecord, APPLIES};
 use crate::log::archive::Lane;
-use crate::restore::record::{ApplyRecord, APPLIES};
 use crate::snapshot::manifest::MANIFEST_FILE;
 use crate::snapshot::model::SnapshotKind;
 use crate::snapshot::repo::{self, DayRange, Listed};

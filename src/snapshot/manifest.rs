@@ -12,31 +12,12 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::model::{ConnectorSnapshot, GroupSnapshot, SnapshotContent, SnapshotMeta, FORMAT_MAJOR};
+use super::model::{ConnectorSnapshot, GroupSnapshot, SnapshotContent, SnapshotMeta};
 use crate::error::{Error, Result};
+pub use crate::model::{check_format_version, Format};
 
 pub const MANIFEST_FILE: &str = "manifest.json";
 pub const CONNECTORS_FILE: &str = "connectors.json";
-
-/// The format of the offsets file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Format {
-    /// One row per (group, topic, partition), typed columns; read by DuckDB, Spark, pandas.
-    #[default]
-    Parquet,
-    /// The same information as one JSON document.
-    Json,
-}
-
-impl Format {
-    pub fn offsets_file(self) -> &'static str {
-        match self {
-            Format::Parquet => "offsets.parquet",
-            Format::Json => "offsets.json",
-        }
-    }
-}
 
 /// A file of the snapshot, with the size and SHA-256 it was written with.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -270,20 +251,6 @@ impl Manifest {
 
     pub fn file(&self, name: &str) -> Option<&FileEntry> {
         self.files.iter().find(|f| f.name == name)
-    }
-}
-
-/// Accepts `MAJOR.MINOR` with the major version this build knows.
-pub fn check_format_version(path: &str, found: &str) -> Result<()> {
-    let major = found.split('.').next().and_then(|m| m.parse::<u32>().ok());
-    if major == Some(FORMAT_MAJOR) {
-        Ok(())
-    } else {
-        Err(Error::UnsupportedFormat {
-            path: path.to_string(),
-            found: found.to_string(),
-            supported: FORMAT_MAJOR,
-        })
     }
 }
 

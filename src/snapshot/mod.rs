@@ -3,10 +3,13 @@
 pub mod capture;
 pub mod choose;
 pub mod manifest;
-pub mod model;
 pub mod repo;
 pub mod secrets;
 pub mod spill;
+
+/// The data model, kept below both the snapshot files' encodings ([`crate::format`]) and this
+/// module, which reads and writes them.
+pub use crate::model;
 
 pub use capture::{capture, CaptureOptions, Captured};
 pub use manifest::{Format, Manifest};

@@ -238,7 +238,7 @@ pub fn decrypt(
         .map_err(|e| integrity(format!("cannot be decrypted: {e}")))?;
     let doc: SecretsDoc = serde_json::from_slice(&plaintext)
         .map_err(|e| integrity(format!("decrypted, but not a connectors document: {e}")))?;
-    super::manifest::check_format_version(path, &doc.format_version)?;
+    crate::model::check_format_version(path, &doc.format_version)?;
     if doc.content_sha256 != content_sha256 {
         return Err(integrity(
             "decrypted, but it belongs to a snapshot of other content".into(),

@@ -15,9 +15,9 @@ use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+pub use super::applied::AppliedBy;
+use super::applied::{Applied, AppliedRef};
 use crate::error::{Error, Result};
-pub use crate::log::applied::AppliedBy;
-use crate::log::applied::{Applied, AppliedRef};
 use crate::sign::Purpose;
 use crate::snapshot::manifest::{date_folder, sha256_hex};
 use crate::store::Store;

@@ -6,6 +6,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::error::{Error, Result};
+
 pub use crate::group_model::{GroupState, GroupType};
 
 /// Version of the snapshot file formats (`MAJOR.MINOR`). A reader accepts any minor version of
@@ -251,5 +253,38 @@ pub struct SnapshotMeta {
 impl SnapshotMeta {
     pub fn is_partial(&self) -> bool {
         !self.partial.is_empty()
+    }
+}
+/// The format of the offsets file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// One row per (group, topic, partition), typed columns; read by DuckDB, Spark, pandas.
+    #[default]
+    Parquet,
+    /// The same information as one JSON document.
+    Json,
+}
+
+impl Format {
+    pub fn offsets_file(self) -> &'static str {
+        match self {
+            Format::Parquet => "offsets.parquet",
+            Format::Json => "offsets.json",
+        }
+    }
+}
+
+/// Accepts `MAJOR.MINOR` with the major version this build knows.
+pub fn check_format_version(path: &str, found: &str) -> Result<()> {
+    let major = found.split('.').next().and_then(|m| m.parse::<u32>().ok());
+    if major == Some(FORMAT_MAJOR) {
+        Ok(())
+    } else {
+        Err(Error::UnsupportedFormat {
+            path: path.to_string(),
+            found: found.to_string(),
+            supported: FORMAT_MAJOR,
+        })
     }
 }
