@@ -455,9 +455,54 @@ fn merge(
     base: Option<&Path>,
     applied: &mut Applied,
 ) -> Result<()> {
-    let name = ctx_name.unwrap_or_default();
-    let with = |v: Option<String>, id: &str| v.map(|v| (v, src(id).unwrap_or(Source::Flag)));
-    let mut origin = |setting: &str, pick: Option<(String, Source)>| -> Option<String> {
+    let mut m = Merge {
+        src,
+        name: ctx_name.unwrap_or_default(),
+        base,
+        applied,
+    };
+    m.connection(g, ctx);
+    m.keys(g, ctx);
+    m.properties(g, ctx);
+    if let Some(o) = m.ctx_value("output", &ctx.output) {
+        g.output = OutputFormat::from_str(o, true)
+            .map_err(|_| m.bad("output", o, "expected \"table\" or \"json\""))?;
+    }
+    m.record_value(
+        "output",
+        &ctx.output,
+        format!("{:?}", g.output).to_lowercase(),
+    );
+    if let Some(t) = m.ctx_value("timeout", &ctx.timeout) {
+        g.timeout = super::parse_duration(t).map_err(|e| m.bad("timeout", t, &e))?;
+    }
+    let timeout = humantime::format_duration(g.timeout).to_string();
+    m.record_value("timeout", &ctx.timeout, timeout);
+    if let Some(a) = m.ctx_value("audit", &ctx.audit) {
+        g.audit = crate::audit::Mode::from_str(a, true)
+            .map_err(|_| m.bad("audit", a, "expected \"required\" or \"optional\""))?;
+    }
+    m.record_value("audit", &ctx.audit, g.audit.name().to_string());
+    g.audit_topic = m.text(
+        "audit-topic",
+        "audit_topic",
+        g.audit_topic.take(),
+        ctx.audit_topic.clone(),
+    );
+    Ok(())
+}
+
+/// One merge of a context into the command line: where each value came from.
+struct Merge<'a> {
+    src: &'a dyn Fn(&str) -> Option<Source>,
+    name: &'a str,
+    base: Option<&'a Path>,
+    applied: &'a mut Applied,
+}
+
+impl Merge<'_> {
+    /// Records where `setting` came from and returns its value.
+    fn origin(&mut self, setting: &str, pick: Option<(String, Source)>) -> Option<String> {
         let (value, source) = pick?;
         // A key given as PEM text (from a variable) is never shown.
         let shown = if value.trim_start().starts_with("-----BEGIN") {
@@ -465,162 +510,132 @@ fn merge(
         } else {
             value.clone()
         };
-        applied.origins.push(Origin {
+        self.applied.origins.push(Origin {
             setting: setting.into(),
             value: shown,
             source,
         });
         Some(value)
-    };
-    g.bootstrap_server = origin(
-        "bootstrap-server",
-        resolve(
-            with(g.bootstrap_server.take(), "bootstrap_server"),
-            ctx.bootstrap_server.clone().map(|v| (v, name)),
+    }
+
+    /// A flag's (or variable's) value with its source.
+    fn given(&self, v: Option<String>, id: &str) -> Option<(String, Source)> {
+        v.map(|v| (v, (self.src)(id).unwrap_or(Source::Flag)))
+    }
+
+    /// A text setting: the flag or variable, else the context.
+    fn text(
+        &mut self,
+        setting: &str,
+        id: &str,
+        flag: Option<String>,
+        ctx: Option<String>,
+    ) -> Option<String> {
+        let pick = resolve(self.given(flag, id), ctx.map(|v| (v, self.name)), None);
+        self.origin(setting, pick)
+    }
+
+    /// A list setting (comma-joined on the way through).
+    fn list(
+        &mut self,
+        setting: &str,
+        id: &str,
+        flag: &[String],
+        ctx: Option<Vec<String>>,
+    ) -> Vec<String> {
+        let given = (!flag.is_empty()).then(|| flag.join(","));
+        let pick = resolve(
+            self.given(given, id),
+            ctx.map(|v| (v.join(","), self.name)),
             None,
-        ),
-    );
-    let urls = (!g.connect_url.is_empty()).then(|| g.connect_url.join(","));
-    let ctx_urls = ctx
-        .connect_url
-        .as_ref()
-        .map(|u| (u.to_vec().join(","), name));
-    g.connect_url = origin(
-        "connect-url",
-        resolve(with(urls, "connect_url"), ctx_urls, None),
-    )
-    .map(|u| u.split(',').map(String::from).collect())
-    .unwrap_or_default();
-    g.store = origin(
-        "store",
-        resolve(
-            with(g.store.take(), "store"),
-            ctx.store.clone().map(|v| (v, name)),
-            None,
-        ),
-    );
-    let file = g.command_config.take().map(|p| p.display().to_string());
-    let ctx_file = ctx.command_config.as_ref().map(|p| {
-        let p = match base {
+        );
+        self.origin(setting, pick)
+            .map(|v| v.split(',').map(String::from).collect())
+            .unwrap_or_default()
+    }
+
+    /// A path of the context, relative to the configuration file.
+    fn in_base(&self, p: &Path) -> String {
+        match self.base {
             Some(b) if p.is_relative() => b.join(p),
-            _ => p.clone(),
-        };
-        (p.display().to_string(), name)
-    });
-    let picked = resolve(with(file, "command_config"), ctx_file, None);
-    applied.command_config_from_context = matches!(picked, Some((_, Source::Context { .. })));
-    g.command_config = origin("command-config", picked).map(PathBuf::from);
-    let in_base = |p: &PathBuf| match base {
-        Some(b) if p.is_relative() => b.join(p),
-        _ => p.clone(),
-    };
-    g.signing_key = origin(
-        "signing-key",
-        resolve(
-            with(g.signing_key.take(), "signing_key"),
-            ctx.signing_key
-                .as_ref()
-                .map(|p| (in_base(p).display().to_string(), name)),
-            None,
-        ),
-    );
-    let keys = (!g.trusted_key.is_empty()).then(|| g.trusted_key.join(","));
-    let ctx_keys = ctx.trusted_keys.as_ref().map(|ks| {
-        let paths: Vec<String> = ks
-            .iter()
-            .map(|p| in_base(p).display().to_string())
-            .collect();
-        (paths.join(","), name)
-    });
-    g.trusted_key = origin(
-        "trusted-keys",
-        resolve(with(keys, "trusted_key"), ctx_keys, None),
-    )
-    .map(|k| k.split(',').map(String::from).collect())
-    .unwrap_or_default();
-    for (k, v) in &ctx.properties {
-        applied.properties.push(format!("{k}={v}"));
-        origin(
-            &format!("property {k}"),
-            Some((v.clone(), Source::Context { name: name.into() })),
+            _ => p.to_path_buf(),
+        }
+        .display()
+        .to_string()
+    }
+
+    /// The context's value of a setting that neither a flag nor a variable gave.
+    fn ctx_value<'v>(&self, id: &str, ctx: &'v Option<Spanned<String>>) -> Option<&'v str> {
+        if (self.src)(id).is_some() {
+            return None;
+        }
+        ctx.as_ref().map(|v| v.get_ref().as_str())
+    }
+
+    /// Records a setting that always has a value (a default at least).
+    fn record_value(&mut self, id: &str, ctx: &Option<Spanned<String>>, value: String) {
+        let source = (self.src)(id).or_else(|| {
+            ctx.as_ref().map(|_| Source::Context {
+                name: self.name.into(),
+            })
+        });
+        self.origin(id, Some((value, source.unwrap_or_default())));
+    }
+
+    fn bad(&self, setting: &str, value: &str, why: &str) -> Error {
+        Error::usage(format!(
+            "context {}: {setting} = {value:?}: {why}",
+            self.name
+        ))
+    }
+
+    fn connection(&mut self, g: &mut GlobalArgs, ctx: &Context) {
+        g.bootstrap_server = self.text(
+            "bootstrap-server",
+            "bootstrap_server",
+            g.bootstrap_server.take(),
+            ctx.bootstrap_server.clone(),
         );
+        let urls = ctx.connect_url.as_ref().map(|u| u.to_vec());
+        g.connect_url = self.list("connect-url", "connect_url", &g.connect_url, urls);
+        g.store = self.text("store", "store", g.store.take(), ctx.store.clone());
+        let file = g.command_config.take().map(|p| p.display().to_string());
+        let ctx_file = ctx
+            .command_config
+            .as_ref()
+            .map(|p| (self.in_base(p), self.name));
+        let picked = resolve(self.given(file, "command_config"), ctx_file, None);
+        self.applied.command_config_from_context =
+            matches!(picked, Some((_, Source::Context { .. })));
+        g.command_config = self.origin("command-config", picked).map(PathBuf::from);
     }
-    for p in &g.property {
-        let (k, v) = p.split_once('=').unwrap_or((p, ""));
-        origin(
-            &format!("property {}", k.trim()),
-            Some((v.to_string(), Source::Flag)),
-        );
+
+    fn keys(&mut self, g: &mut GlobalArgs, ctx: &Context) {
+        let ctx_key = ctx.signing_key.as_ref().map(|p| self.in_base(p));
+        g.signing_key = self.text("signing-key", "signing_key", g.signing_key.take(), ctx_key);
+        let ctx_keys = ctx
+            .trusted_keys
+            .as_ref()
+            .map(|ks| ks.iter().map(|p| self.in_base(p)).collect());
+        g.trusted_key = self.list("trusted-keys", "trusted_key", &g.trusted_key, ctx_keys);
     }
-    if src("output").is_none() {
-        if let Some(o) = &ctx.output {
-            g.output = OutputFormat::from_str(o.get_ref(), true).map_err(|_| {
-                Error::usage(format!(
-                    "context {name}: output = {:?}: expected \"table\" or \"json\"",
-                    o.get_ref()
-                ))
-            })?;
+
+    fn properties(&mut self, g: &GlobalArgs, ctx: &Context) {
+        for (k, v) in &ctx.properties {
+            self.applied.properties.push(format!("{k}={v}"));
+            let source = Source::Context {
+                name: self.name.into(),
+            };
+            self.origin(&format!("property {k}"), Some((v.clone(), source)));
+        }
+        for p in &g.property {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            self.origin(
+                &format!("property {}", k.trim()),
+                Some((v.to_string(), Source::Flag)),
+            );
         }
     }
-    let out_source = src("output").or_else(|| {
-        ctx.output
-            .as_ref()
-            .map(|_| Source::Context { name: name.into() })
-    });
-    origin(
-        "output",
-        Some((
-            format!("{:?}", g.output).to_lowercase(),
-            out_source.unwrap_or_default(),
-        )),
-    );
-    if src("timeout").is_none() {
-        if let Some(t) = &ctx.timeout {
-            g.timeout = super::parse_duration(t.get_ref()).map_err(|e| {
-                Error::usage(format!("context {name}: timeout = {:?}: {e}", t.get_ref()))
-            })?;
-        }
-    }
-    let t_source = src("timeout").or_else(|| {
-        ctx.timeout
-            .as_ref()
-            .map(|_| Source::Context { name: name.into() })
-    });
-    origin(
-        "timeout",
-        Some((
-            humantime::format_duration(g.timeout).to_string(),
-            t_source.unwrap_or_default(),
-        )),
-    );
-    if src("audit").is_none() {
-        if let Some(a) = &ctx.audit {
-            g.audit = crate::audit::Mode::from_str(a.get_ref(), true).map_err(|_| {
-                Error::usage(format!(
-                    "context {name}: audit = {:?}: expected \"required\" or \"optional\"",
-                    a.get_ref()
-                ))
-            })?;
-        }
-    }
-    let a_source = src("audit").or_else(|| {
-        ctx.audit
-            .as_ref()
-            .map(|_| Source::Context { name: name.into() })
-    });
-    origin(
-        "audit",
-        Some((g.audit.name().to_string(), a_source.unwrap_or_default())),
-    );
-    g.audit_topic = origin(
-        "audit-topic",
-        resolve(
-            with(g.audit_topic.take(), "audit_topic"),
-            ctx.audit_topic.clone().map(|v| (v, name)),
-            None,
-        ),
-    );
-    Ok(())
 }
 
 /// The configuration file may hold secrets: say so when others can read it.
