@@ -294,13 +294,13 @@ async fn cmd_verify(cli: &Cli, args: &VerifyArgs) -> Result<i32> {
                 } else {
                     "OK"
                 };
-                crate::outln!("{word:<9} {id}  ({})", v.describe());
+                crate::outln!("{word:<7} {id}  ({})", v.describe());
                 for p in problems {
-                    crate::outln!("          - {p}");
+                    crate::outln!("        - {p}");
                 }
                 if let Some(why) = v.refusal().filter(|_| corrupt(r) || !accepted(v)) {
                     if matches!(v, Verdict::Invalid { .. }) || enforcing {
-                        crate::outln!("          - {why}");
+                        crate::outln!("        - {why}");
                     }
                 }
             }
