@@ -396,22 +396,13 @@ async fn run(
         .map(|p| PlanFile::read(p, true))
         .transpose()?;
     let keys = cli.global.keys()?;
-    if let (Some(f), Some(path)) = (&reviewed, &args.from_plan) {
-        let trust = crate::restore::approval::require(
-            f,
-            &path.display().to_string(),
-            &keys,
-            args.require_approvals,
-        )?;
-        // Who approved what is applied: the approvals that counted, by key id.
-        facts
-            .detail
-            .insert("approved_by".into(), serde_json::json!(trust.counted));
-        if let Some(author) = trust.author.key_id() {
-            facts.detail.insert("plan_author".into(), author.into());
-        }
-    }
-    facts.plan_sha256 = reviewed.as_ref().map(|f| f.sha256.clone());
+    super::sign::check_plan(
+        reviewed.as_ref(),
+        args.from_plan.as_deref(),
+        &keys,
+        args.require_approvals,
+        facts,
+    )?;
     facts.subject = facts.plan_sha256.clone();
     let spec = match &reviewed {
         Some(f) => f.body.reset.clone().expect("checked by read_plan_file"),
@@ -513,7 +504,7 @@ async fn run(
 }
 
 fn write_plan_file(
-    path: &PathBuf,
+    path: &std::path::Path,
     kafka: &KafkaClient,
     spec: &ResetSpec,
     prepared: &PreparedReset,

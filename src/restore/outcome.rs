@@ -166,6 +166,30 @@ impl Outcome {
     }
 }
 
+impl Outcome {
+    /// What the audit event of an executed restore or reset says: the plan as applied (per
+    /// group), the undo snapshot, and how it ended.
+    pub fn audit_into(&self, facts: &mut crate::audit::Facts) {
+        use crate::audit::AuditOutcome;
+        facts.groups = self.plan.group_changes();
+        facts.undo_snapshot = self.undo_snapshot.clone();
+        facts.message = self.errors.first().map(|e| e.message.clone());
+        facts.outcome = Some(match self.status {
+            Status::Applied | Status::NothingToChange => AuditOutcome::Executed,
+            Status::PartiallyApplied => AuditOutcome::Partial,
+            Status::NotApplied => match self.errors.first() {
+                Some(e) => AuditOutcome::of_code(e.exit_code),
+                None => AuditOutcome::Failed,
+            },
+        });
+        if facts.outcome == Some(AuditOutcome::Executed) && self.status != Status::Applied {
+            facts
+                .detail
+                .insert("nothing_to_change".into(), serde_json::Value::Bool(true));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,30 +322,6 @@ mod tests {
             let mut o = outcome();
             shape(&mut o, &drift);
             assert_eq!(o.exit_code(), want, "{name}");
-        }
-    }
-}
-
-impl Outcome {
-    /// What the audit event of an executed restore or reset says: the plan as applied (per
-    /// group), the undo snapshot, and how it ended.
-    pub fn audit_into(&self, facts: &mut crate::audit::Facts) {
-        use crate::audit::AuditOutcome;
-        facts.groups = self.plan.group_changes();
-        facts.undo_snapshot = self.undo_snapshot.clone();
-        facts.message = self.errors.first().map(|e| e.message.clone());
-        facts.outcome = Some(match self.status {
-            Status::Applied | Status::NothingToChange => AuditOutcome::Executed,
-            Status::PartiallyApplied => AuditOutcome::Partial,
-            Status::NotApplied => match self.errors.first() {
-                Some(e) => AuditOutcome::of_code(e.exit_code),
-                None => AuditOutcome::Failed,
-            },
-        });
-        if facts.outcome == Some(AuditOutcome::Executed) && self.status != Status::Applied {
-            facts
-                .detail
-                .insert("nothing_to_change".into(), serde_json::Value::Bool(true));
         }
     }
 }

@@ -297,7 +297,10 @@ async fn log_round(store: &str, files: Files, copy: (String, Files)) {
         "{margin:#}"
     );
     for key in planned(&margin, Some(p)) {
-        assert!(after_f1.contains(&key), "{key} is not the first follow's: {margin:#}");
+        assert!(
+            after_f1.contains(&key),
+            "{key} is not the first follow's: {margin:#}"
+        );
         let last = files.manifest(&key).await["last_timestamp"].as_i64();
         assert!(
             last.is_some_and(|t| t < from.timestamp_millis()),
