@@ -300,80 +300,17 @@ pub async fn import(cli: &Cli, args: &ImportArgs, facts: &mut crate::audit::Fact
         .into_iter()
         .map(|(group_id, rows)| {
             let found = described.get(&group_id);
-            let desc = found.filter(|d| d.error.is_none());
-            GroupSnapshot {
-                state: found.map(|d| d.state.clone()).unwrap_or_else(|| {
-                    crate::kafka::GroupState::Unknown("the coordinator did not describe it".into())
-                }),
-                protocol_type: match desc {
-                    Some(d) if d.is_simple => String::new(),
-                    _ => "consumer".into(),
-                },
-                group_type: desc
-                    .map(|d| d.group_type)
-                    .unwrap_or(crate::kafka::GroupType::Unknown),
-                members: desc
-                    .map(|d| d.members.iter().map(Member::from).collect())
-                    .unwrap_or_default(),
-                connector: None,
-                configs: Default::default(),
-                partitions: rows
-                    .into_iter()
-                    .map(|r| {
-                        let w = marks.get(&(r.topic.clone(), r.partition));
-                        let log_end = w.and_then(|w| w.log_end);
-                        PartitionOffset {
-                            topic: r.topic,
-                            partition: r.partition,
-                            offset: r.offset,
-                            leader_epoch: None,
-                            metadata: None,
-                            log_start_offset: w.and_then(|w| w.log_start),
-                            log_end_offset: log_end,
-                            lag: log_end.map(|e| (e - r.offset).max(0)),
-                            last_record_timestamp: None,
-                            topic_id: None,
-                        }
-                    })
-                    .collect(),
-                group_id,
-            }
+            imported_group(group_id, rows, found, &marks)
         })
         .collect();
-    for g in &groups {
-        for p in &g.partitions {
-            if let Some(e) = p.log_end_offset {
-                if p.offset > e {
-                    warnings.push(format!(
-                        "group {} {} partition {}: offset {} is past the log end {e}",
-                        g.group_id, p.topic, p.partition, p.offset
-                    ));
-                }
-            }
-        }
-    }
+    warnings.extend(past_log_end(&groups));
     crate::progress::finish();
     let captured = build(&kafka, &args.format, groups, brokers, tags)?;
     for w in &warnings {
         tracing::warn!("{w}");
     }
     let manifest = snapshot::write(&store, &captured).await?;
-    facts.subject = Some(manifest.meta.id.clone());
-    facts.snapshot_ids.push(manifest.meta.id.clone());
-    facts.groups = manifest
-        .summary
-        .group_ids
-        .iter()
-        .map(|g| crate::audit::GroupChange {
-            group_id: g.clone(),
-            partitions_changed: 0,
-            records_reprocessed: 0,
-            records_skipped: 0,
-        })
-        .collect();
-    facts
-        .detail
-        .insert("partitions".into(), json!(manifest.summary.partitions));
+    import_facts(facts, &manifest);
     match cli.global.output {
         OutputFormat::Json => print_json(&json!({
             "id": manifest.meta.id,
@@ -395,6 +332,91 @@ pub async fn import(cli: &Cli, args: &ImportArgs, facts: &mut crate::audit::Fact
         }
     }
     Ok(exit::OK)
+}
+
+/// One imported group: its rows, with the live log range of each partition, and what the
+/// coordinator says of the group now.
+fn imported_group(
+    group_id: String,
+    rows: Vec<CsvOffset>,
+    described: Option<&crate::kafka::GroupDescription>,
+    marks: &BTreeMap<TopicPartition, crate::kafka::Watermarks>,
+) -> GroupSnapshot {
+    let desc = described.filter(|d| d.error.is_none());
+    GroupSnapshot {
+        state: described.map(|d| d.state.clone()).unwrap_or_else(|| {
+            crate::kafka::GroupState::Unknown("the coordinator did not describe it".into())
+        }),
+        protocol_type: match desc {
+            Some(d) if d.is_simple => String::new(),
+            _ => "consumer".into(),
+        },
+        group_type: desc
+            .map(|d| d.group_type)
+            .unwrap_or(crate::kafka::GroupType::Unknown),
+        members: desc
+            .map(|d| d.members.iter().map(Member::from).collect())
+            .unwrap_or_default(),
+        connector: None,
+        configs: Default::default(),
+        partitions: rows
+            .into_iter()
+            .map(|r| {
+                let w = marks.get(&(r.topic.clone(), r.partition));
+                let log_end = w.and_then(|w| w.log_end);
+                PartitionOffset {
+                    topic: r.topic,
+                    partition: r.partition,
+                    offset: r.offset,
+                    leader_epoch: None,
+                    metadata: None,
+                    log_start_offset: w.and_then(|w| w.log_start),
+                    log_end_offset: log_end,
+                    lag: log_end.map(|e| (e - r.offset).max(0)),
+                    last_record_timestamp: None,
+                    topic_id: None,
+                }
+            })
+            .collect(),
+        group_id,
+    }
+}
+
+/// A warning for every imported offset past its partition's log end.
+fn past_log_end(groups: &[GroupSnapshot]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for g in groups {
+        for p in &g.partitions {
+            if let Some(e) = p.log_end_offset.filter(|e| p.offset > *e) {
+                warnings.push(format!(
+                    "group {} {} partition {}: offset {} is past the log end {e}",
+                    g.group_id, p.topic, p.partition, p.offset
+                ));
+            }
+        }
+    }
+    warnings
+}
+
+/// What the audit event of an import says: the snapshot written and its groups (an import
+/// changes no offset).
+fn import_facts(facts: &mut crate::audit::Facts, manifest: &crate::snapshot::Manifest) {
+    facts.subject = Some(manifest.meta.id.clone());
+    facts.snapshot_ids.push(manifest.meta.id.clone());
+    facts.groups = manifest
+        .summary
+        .group_ids
+        .iter()
+        .map(|g| crate::audit::GroupChange {
+            group_id: g.clone(),
+            partitions_changed: 0,
+            records_reprocessed: 0,
+            records_skipped: 0,
+        })
+        .collect();
+    facts
+        .detail
+        .insert("partitions".into(), json!(manifest.summary.partitions));
 }
 
 /// The snapshot of an import, with its id assigned.

@@ -216,29 +216,7 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
         .transpose()?;
     let store = cli.global.open_existing_store()?;
     crate::progress::stage("diff: reading and verifying the two sides", 0);
-    let load = |side: Side| {
-        let store = &store;
-        let eligible = &eligible;
-        async move {
-            match side {
-                Side::Snapshot(choice) => {
-                    let chosen = choose(store, &choice, eligible).await?;
-                    Ok(from_opened(
-                        repo::open_verified(store, &chosen.manifest).await?,
-                    ))
-                }
-                Side::At(req) => {
-                    let read = crate::log::at::read(store, &req).await?;
-                    for note in super::at::notes(&read) {
-                        crate::noteln!("{note}");
-                    }
-                    Ok(from_instant(read))
-                }
-                Side::Live => Err(Error::Internal("the live side is read apart".into())),
-            }
-        }
-    };
-    let old = load(old_side).await?;
+    let old = load(&store, &eligible, old_side).await?;
 
     let old_connectors: Vec<&ConnectorSnapshot> = old.connectors.iter().collect();
     let (new, live) = match new_side {
@@ -247,7 +225,7 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
             let (read, live) = read_live(cli, settings, args, &filter, &old).await?;
             (read, Some(live))
         }
-        side => (load(side).await?, None),
+        side => (load(&store, &eligible, side).await?, None),
     };
     if new.cluster_id != old.cluster_id && live.is_none() {
         tracing::warn!(
@@ -268,24 +246,7 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
             (_, None) => opened_rows(&new, wanted.as_ref(), &filter, &errors),
         }
     };
-    let news = match &live {
-        Some(l) => l.connector_views(),
-        None => live::snapshot_views(&new.connectors, &filter),
-    };
-    // An instant has no connectors to compare: the commit log holds group commits, not a
-    // connector's config, state or source offsets.
-    let instant = old.at.is_some() || new.at.is_some();
-    let connector_diffs = if instant {
-        let asked = old.connectors.iter().chain(&new.connectors);
-        if asked.clone().any(|c| filter.wants_connector(&c.name)) {
-            crate::noteln!(
-                "note: connectors are not compared with an --at side (the commit log holds group commits only); their sink groups are"
-            );
-        }
-        Vec::new()
-    } else {
-        live::compare_connectors(&old.connectors, news, &filter)
-    };
+    let connector_diffs = compare_connectors(&old, &new, live.as_ref(), &filter);
 
     crate::progress::finish();
     let shown = |d: &PartitionDiff| args.all || d.is_notable();
@@ -306,6 +267,51 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
     } else {
         exit::OK
     })
+}
+
+/// Reads and verifies one side: a snapshot, or the offsets at an instant (`--at`). The live side
+/// is read apart ([`read_live`]).
+async fn load(store: &crate::store::Store, eligible: &Eligible, side: Side) -> Result<Read> {
+    match side {
+        Side::Snapshot(choice) => {
+            let chosen = choose(store, &choice, eligible).await?;
+            Ok(from_opened(
+                repo::open_verified(store, &chosen.manifest).await?,
+            ))
+        }
+        Side::At(req) => {
+            let read = crate::log::at::read(store, &req).await?;
+            for note in super::at::notes(&read) {
+                crate::noteln!("{note}");
+            }
+            Ok(from_instant(read))
+        }
+        Side::Live => Err(Error::Internal("the live side is read apart".into())),
+    }
+}
+
+/// The connectors' differences. An instant has none to compare: the commit log holds group
+/// commits, not a connector's config, state or source offsets.
+fn compare_connectors(
+    old: &Read,
+    new: &Read,
+    live: Option<&Live>,
+    filter: &Filter,
+) -> Vec<ConnectorDiff> {
+    if old.at.is_some() || new.at.is_some() {
+        let asked = old.connectors.iter().chain(&new.connectors);
+        if asked.clone().any(|c| filter.wants_connector(&c.name)) {
+            crate::noteln!(
+                "note: connectors are not compared with an --at side (the commit log holds group commits only); their sink groups are"
+            );
+        }
+        return Vec::new();
+    }
+    let news = match live {
+        Some(l) => l.connector_views(),
+        None => live::snapshot_views(&new.connectors, filter),
+    };
+    live::compare_connectors(&old.connectors, news, filter)
 }
 
 /// The cluster now, for the groups and connectors of the old side that the filter selects,

@@ -273,21 +273,7 @@ async fn guard(cli: &Cli, args: &GuardArgs, facts: &mut crate::audit::Facts) -> 
         finished_at,
         comparison,
     };
-    let key = format!(
-        "{SNAPSHOTS}/{}/{id}/{}",
-        date_folder(manifest.meta.created_at),
-        record_name(exit_code, signal)
-    );
-    let body = serde_json::to_vec_pretty(&record).map_err(|e| Error::Internal(e.to_string()))?;
-    let recorded = match store.put_new(&key, Bytes::from(body)).await {
-        Ok(()) => true,
-        Err(e) => {
-            crate::alertln!(
-                "warning: the command's status was not recorded with the snapshot: {e}"
-            );
-            false
-        }
-    };
+    let recorded = record_with_snapshot(&store, &manifest, &record).await?;
     let comparison = &record.comparison;
     let rollback = (exit_code != 0 && comparison.may_have_moved())
         .then(|| rollback_commands(g, &id, manifest.summary.connectors > 0));
@@ -312,6 +298,31 @@ async fn guard(cli: &Cli, args: &GuardArgs, facts: &mut crate::audit::Facts) -> 
         }
     }
     Ok(exit_code)
+}
+
+/// Writes how the command ended next to the snapshot (create-only); a failure is a warning, as
+/// the snapshot itself is sealed and the rollback point. Returns whether it was written.
+async fn record_with_snapshot(
+    store: &crate::store::Store,
+    manifest: &crate::snapshot::Manifest,
+    record: &GuardRecord,
+) -> Result<bool> {
+    let key = format!(
+        "{SNAPSHOTS}/{}/{}/{}",
+        date_folder(manifest.meta.created_at),
+        manifest.meta.id,
+        record_name(record.exit_code, record.signal)
+    );
+    let body = serde_json::to_vec_pretty(record).map_err(|e| Error::Internal(e.to_string()))?;
+    Ok(match store.put_new(&key, Bytes::from(body)).await {
+        Ok(()) => true,
+        Err(e) => {
+            crate::alertln!(
+                "warning: the command's status was not recorded with the snapshot: {e}"
+            );
+            false
+        }
+    })
 }
 
 #[cfg(test)]

@@ -416,14 +416,7 @@ async fn run(
     *phase = "plan";
     let kafka = KafkaClient::connect(settings).await?;
     if let Some(f) = &reviewed {
-        if f.body.cluster_id != kafka.cluster_id() {
-            return Err(Error::OtherCluster {
-                id: format!("reset plan {}", f.body.snapshot_id),
-                snapshot_cluster: f.body.cluster_id.clone(),
-                live_cluster: kafka.cluster_id().to_string(),
-                bootstrap: kafka.bootstrap().to_string(),
-            });
-        }
+        same_cluster(f, &kafka)?;
     }
     crate::progress::stage("planning the reset", 0);
     let base = base_options(args, reviewed.as_ref());
@@ -434,17 +427,7 @@ async fn run(
         .insert("scenario".into(), json!(spec.scenario.describe()));
     crate::progress::finish();
     if let Some(f) = &reviewed {
-        let mut cmp = review::compare(&f.body.plan, &prepared.targets.plan);
-        if spec.scenario.is_relative() {
-            cmp.changes
-                .extend(review::stale_relative_targets(&cmp.moved));
-        }
-        if !cmp.is_same() {
-            return Err(Error::PlanChanged {
-                changes: cmp.changes,
-            });
-        }
-        prepared.targets.moved = cmp.moved;
+        prepared.targets.moved = as_reviewed(f, &spec, &prepared)?;
     }
     for w in &prepared.warnings {
         crate::alertln!("warning: {w}");
@@ -454,24 +437,7 @@ async fn run(
     }
     let plan = &prepared.targets.plan;
     if !args.execute {
-        match cli.global.output {
-            OutputFormat::Json => print_json(&json!({
-                "status": "dry-run",
-                "exit_code": plan_code(plan),
-                "reset": spec.label(),
-                "scenario": spec.scenario.describe(),
-                "executed": false,
-                "warnings": prepared.warnings,
-                "moved": prepared.targets.moved,
-                "plan": plan,
-            })),
-            OutputFormat::Table => {
-                crate::outln!("{}", spec.label());
-                print_plan(plan, "reset");
-                crate::noteln!("dry run: nothing was changed; add --execute to apply this plan");
-            }
-        }
-        return Ok(plan_code(plan));
+        return Ok(dry_run(cli.global.output, &spec, &prepared));
     }
 
     *phase = "execute";
@@ -501,6 +467,63 @@ async fn run(
         ]
     })
     .await
+}
+
+/// Refuses a reviewed plan made for another cluster.
+fn same_cluster(f: &PlanFile, kafka: &KafkaClient) -> Result<()> {
+    if f.body.cluster_id == kafka.cluster_id() {
+        return Ok(());
+    }
+    Err(Error::OtherCluster {
+        id: format!("reset plan {}", f.body.snapshot_id),
+        snapshot_cluster: f.body.cluster_id.clone(),
+        live_cluster: kafka.cluster_id().to_string(),
+        bootstrap: kafka.bootstrap().to_string(),
+    })
+}
+
+/// Compares the plan made now with the reviewed one: any change of a target refuses it (a
+/// relative scenario's targets also when a current offset moved). Returns the partitions
+/// whose current offset moved.
+fn as_reviewed(
+    f: &PlanFile,
+    spec: &ResetSpec,
+    prepared: &PreparedReset,
+) -> Result<Vec<review::Moved>> {
+    let mut cmp = review::compare(&f.body.plan, &prepared.targets.plan);
+    if spec.scenario.is_relative() {
+        cmp.changes
+            .extend(review::stale_relative_targets(&cmp.moved));
+    }
+    if !cmp.is_same() {
+        return Err(Error::PlanChanged {
+            changes: cmp.changes,
+        });
+    }
+    Ok(cmp.moved)
+}
+
+/// Prints the plan of a dry run; returns its exit code.
+fn dry_run(output: OutputFormat, spec: &ResetSpec, prepared: &PreparedReset) -> i32 {
+    let plan = &prepared.targets.plan;
+    match output {
+        OutputFormat::Json => print_json(&json!({
+            "status": "dry-run",
+            "exit_code": plan_code(plan),
+            "reset": spec.label(),
+            "scenario": spec.scenario.describe(),
+            "executed": false,
+            "warnings": prepared.warnings,
+            "moved": prepared.targets.moved,
+            "plan": plan,
+        })),
+        OutputFormat::Table => {
+            crate::outln!("{}", spec.label());
+            print_plan(plan, "reset");
+            crate::noteln!("dry run: nothing was changed; add --execute to apply this plan");
+        }
+    }
+    plan_code(plan)
 }
 
 fn write_plan_file(

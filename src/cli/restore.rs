@@ -338,44 +338,11 @@ async fn run(
         );
     }
     if let Some(path) = &args.plan_file {
-        let file = PlanFile::seal(PlanBody {
-            kind: PLAN_KIND.into(),
-            format_version: PLAN_FORMAT_VERSION.into(),
-            created_at: Utc::now(),
-            tool_version: env!("CARGO_PKG_VERSION").into(),
-            cluster_id: kafka.cluster_id().into(),
-            bootstrap_servers: kafka.bootstrap().into(),
-            snapshot_id: prepared.targets.plan.snapshot_id.clone(),
-            request: plan_request(&req),
-            plan: prepared.targets.plan.clone(),
-            reset: None,
-        });
-        file.write(path, &keys)?;
-        crate::noteln!(
-            "plan written to {}; apply exactly this plan with: offset-vault restore --from-plan {} --execute",
-            path.display(),
-            path.display()
-        );
+        write_plan_file(path, &kafka, &req, &prepared, &keys)?;
     }
     crate::progress::finish();
     if !args.execute {
-        match cli.global.output {
-            OutputFormat::Json => print_json(&json!({
-                "status": "dry-run",
-                "exit_code": plan_code(&prepared.targets.plan),
-                "snapshot": prepared.loaded.manifest.meta.id,
-                "kind": prepared.loaded.manifest.meta.kind,
-                "chosen_because": prepared.chosen_because,
-                "executed": false,
-                "moved": prepared.targets.moved,
-                "plan": prepared.targets.plan,
-            })),
-            OutputFormat::Table => {
-                print_plan(&prepared.targets.plan, "restore");
-                crate::noteln!("dry run: nothing was changed; add --execute to apply this plan");
-            }
-        }
-        return Ok(plan_code(&prepared.targets.plan));
+        return Ok(dry_run(cli.global.output, &prepared));
     }
 
     *phase = "execute";
@@ -400,6 +367,58 @@ async fn run(
         ]
     })
     .await
+}
+
+/// Writes `--plan-file`: the plan, the request it was made with, and (with a signing key) the
+/// author's signature.
+fn write_plan_file(
+    path: &std::path::Path,
+    kafka: &KafkaClient,
+    req: &RestoreRequest,
+    prepared: &restore::Prepared,
+    keys: &crate::sign::Keys,
+) -> Result<()> {
+    let file = PlanFile::seal(PlanBody {
+        kind: PLAN_KIND.into(),
+        format_version: PLAN_FORMAT_VERSION.into(),
+        created_at: Utc::now(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        cluster_id: kafka.cluster_id().into(),
+        bootstrap_servers: kafka.bootstrap().into(),
+        snapshot_id: prepared.targets.plan.snapshot_id.clone(),
+        request: plan_request(req),
+        plan: prepared.targets.plan.clone(),
+        reset: None,
+    });
+    file.write(path, keys)?;
+    crate::noteln!(
+        "plan written to {}; apply exactly this plan with: offset-vault restore --from-plan {} --execute",
+        path.display(),
+        path.display()
+    );
+    Ok(())
+}
+
+/// Prints the plan of a dry run; returns its exit code.
+fn dry_run(output: OutputFormat, prepared: &restore::Prepared) -> i32 {
+    let plan = &prepared.targets.plan;
+    match output {
+        OutputFormat::Json => print_json(&json!({
+            "status": "dry-run",
+            "exit_code": plan_code(plan),
+            "snapshot": prepared.loaded.manifest.meta.id,
+            "kind": prepared.loaded.manifest.meta.kind,
+            "chosen_because": prepared.chosen_because,
+            "executed": false,
+            "moved": prepared.targets.moved,
+            "plan": plan,
+        })),
+        OutputFormat::Table => {
+            print_plan(plan, "restore");
+            crate::noteln!("dry run: nothing was changed; add --execute to apply this plan");
+        }
+    }
+    plan_code(plan)
 }
 
 /// Executing a planned restore or reset, watching it (`--watch`), and reporting the outcome:

@@ -197,49 +197,10 @@ pub async fn prepare(
         spec.scenario.check_group_type(&g.group_id, g.group_type)?;
     }
 
-    let named: Vec<String> = match &spec.scope {
-        Scope::Topics(t) => t.iter().map(|(name, _)| name.clone()).collect(),
-        _ => Vec::new(),
-    };
-    let counts = if named.is_empty() {
-        BTreeMap::new()
-    } else {
-        kafka.partition_counts(named).await?
-    };
-    let mut scope_groups = Vec::new();
-    for g in &found {
-        let committed: Vec<TopicPartition> = g
-            .partitions
-            .iter()
-            .map(|p| (p.topic.clone(), p.partition))
-            .collect();
-        let parts = scope_partitions(
-            &spec.scope,
-            &spec.scenario,
-            &g.group_id,
-            &committed,
-            &counts,
-        )?;
-        if !parts.is_empty() {
-            scope_groups.push(scoped(g, parts));
-        }
-    }
+    let scope_groups = in_scope(kafka, spec, &found).await?;
     if scope_groups.is_empty() && connectors.iter().all(|c| c.connector_type == "sink") {
         // Nothing of a group to reset, and no source connector.
-        return Err(Error::usage(format!(
-            "nothing to reset: no selected group has a partition in scope ({}){}",
-            match &spec.scope {
-                Scope::AllTopics =>
-                    "--all-topics: the groups have no committed offsets".to_string(),
-                Scope::Topics(_) => "--topic".to_string(),
-                Scope::File => "the file names no partition of the selected groups".to_string(),
-            },
-            if warnings.is_empty() {
-                String::new()
-            } else {
-                format!("; {}", warnings.join("; "))
-            }
-        )));
+        return Err(nothing_in_scope(spec, &warnings));
     }
 
     let (view, by_name) =
@@ -271,6 +232,60 @@ pub async fn prepare(
         options: opts,
         warnings,
     })
+}
+
+/// The groups cut to the partitions the reset's scope names (`--topic`, `--all-topics`, a
+/// file); groups with none left out.
+async fn in_scope(
+    kafka: &KafkaClient,
+    spec: &ResetSpec,
+    found: &[GroupSnapshot],
+) -> Result<Vec<GroupSnapshot>> {
+    let named: Vec<String> = match &spec.scope {
+        Scope::Topics(t) => t.iter().map(|(name, _)| name.clone()).collect(),
+        _ => Vec::new(),
+    };
+    let counts = if named.is_empty() {
+        BTreeMap::new()
+    } else {
+        kafka.partition_counts(named).await?
+    };
+    let mut scope_groups = Vec::new();
+    for g in found {
+        let committed: Vec<TopicPartition> = g
+            .partitions
+            .iter()
+            .map(|p| (p.topic.clone(), p.partition))
+            .collect();
+        let parts = scope_partitions(
+            &spec.scope,
+            &spec.scenario,
+            &g.group_id,
+            &committed,
+            &counts,
+        )?;
+        if !parts.is_empty() {
+            scope_groups.push(scoped(g, parts));
+        }
+    }
+    Ok(scope_groups)
+}
+
+/// The error of a reset whose scope holds nothing of any selected group.
+fn nothing_in_scope(spec: &ResetSpec, warnings: &[String]) -> Error {
+    Error::usage(format!(
+        "nothing to reset: no selected group has a partition in scope ({}){}",
+        match &spec.scope {
+            Scope::AllTopics => "--all-topics: the groups have no committed offsets".to_string(),
+            Scope::Topics(_) => "--topic".to_string(),
+            Scope::File => "the file names no partition of the selected groups".to_string(),
+        },
+        if warnings.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", warnings.join("; "))
+        }
+    ))
 }
 
 /// The offset of each existing partition in scope at the instant (ms): the first record whose

@@ -170,116 +170,137 @@ impl Work {
     /// One run, without retries.
     async fn run(&self, shared: &Shared, store: &Store, now: DateTime<Utc>) -> Result<Report> {
         match self {
-            Work::Snapshot(opts) => {
-                let kafka = shared.kafka().await?;
-                let (m, _warnings) =
-                    crate::snapshot::take(store, &kafka, &shared.connect, opts).await?;
-                Ok(Report {
-                    summary: format!(
-                        "snapshot {}: {} group(s), {} partition(s), {} connector(s)",
-                        m.meta.id, m.summary.groups, m.summary.partitions, m.summary.connectors
-                    ),
-                    snapshot: Some((m.summary.groups as u64, m.summary.partitions as u64)),
-                })
-            }
-            Work::Prune(opts) => {
-                let prepared = crate::retention::prepare(store, opts, now).await?;
-                let pruned = crate::retention::execute(store, &prepared).await;
-                let leases = lease::prune(store, now, lease::KEEP_LEASES).await?;
-                let failed = pruned.failed.len() + pruned.log_failures().len();
-                if failed > 0 {
-                    return Err(Error::store(
-                        store.url(),
-                        format!("{failed} object(s) could not be deleted; the next prune goes on"),
-                    ));
-                }
-                let refused = prepared.plan.refused().count();
-                if refused > 0 {
-                    return Err(Error::usage(format!(
-                        "prune refused {refused} group(s) of which the policy keeps nothing (nothing of them deleted); check the job's keep-* settings"
-                    )));
-                }
-                Ok(Report {
-                    summary: format!(
-                        "pruned {} snapshot(s), {} log segment(s), {leases} old lease(s)",
-                        pruned.deleted.len(),
-                        [&pruned.log, &pruned.connect_log]
-                            .into_iter()
-                            .flatten()
-                            .map(|l| l.segments.len())
-                            .sum::<usize>()
-                    ),
-                    snapshot: None,
-                })
-            }
-            Work::Verify { within } => {
-                let from = now - TimeDelta::from_std(*within).unwrap_or(TimeDelta::MAX);
-                let days = DayRange {
-                    from: Some(from.date_naive()),
-                    to: None,
-                };
-                let listed = repo::list(store, days).await?;
-                let mut checked = 0;
-                let mut failed = Vec::new();
-                // Incomplete snapshots may be being written; prune removes old ones.
-                for l in listed.iter().filter(|l| {
-                    l.manifest
-                        .as_ref()
-                        .is_some_and(|m| m.meta.created_at >= from)
-                }) {
-                    checked += 1;
-                    let problems = repo::verify_listed(store, l).await;
-                    if !problems.is_empty() {
-                        shared.metrics.verify_failures.inc();
-                        failed.push(format!("{}: {}", l.id, problems.join("; ")));
-                    }
-                }
-                if !failed.is_empty() {
-                    return Err(Error::Internal(format!(
-                        "{} of {checked} snapshot(s) failed verification: {}",
-                        failed.len(),
-                        failed.join(" | ")
-                    )));
-                }
-                Ok(Report {
-                    summary: format!("verified {checked} snapshot(s)"),
-                    snapshot: None,
-                })
-            }
-            Work::Expiry(opts) => {
-                let kafka = shared.kafka().await?;
-                let report = crate::expiry::guard(&kafka, store, &shared.connect, opts).await?;
-                shared
-                    .metrics
-                    .groups_near_expiry
-                    .set(report.groups.len() as i64);
-                for g in &report.groups {
-                    tracing::warn!(
-                        "group {} expires at {} (retention {}); to bring it back: {}",
-                        g.group,
-                        g.expires_at.format("%Y-%m-%dT%H:%M:%SZ"),
-                        humantime::format_duration(report.retention),
-                        g.restore_hint
-                    );
-                }
-                for w in &report.warnings {
-                    tracing::warn!("expiry guard: {w}");
-                }
-                Ok(Report {
-                    summary: format!(
-                        "{} group(s) near expiry{}",
-                        report.groups.len(),
-                        report
-                            .snapshot_id
-                            .as_ref()
-                            .map(|id| format!(", snapshot {id}"))
-                            .unwrap_or_default()
-                    ),
-                    snapshot: None,
-                })
-            }
+            Work::Snapshot(opts) => snapshot(shared, store, opts).await,
+            Work::Prune(opts) => prune(store, opts, now).await,
+            Work::Verify { within } => verify(shared, store, *within, now).await,
+            Work::Expiry(opts) => expiry(shared, store, opts).await,
         }
     }
+}
+
+async fn snapshot(shared: &Shared, store: &Store, opts: &CaptureOptions) -> Result<Report> {
+    let kafka = shared.kafka().await?;
+    let (m, _warnings) = crate::snapshot::take(store, &kafka, &shared.connect, opts).await?;
+    Ok(Report {
+        summary: format!(
+            "snapshot {}: {} group(s), {} partition(s), {} connector(s)",
+            m.meta.id, m.summary.groups, m.summary.partitions, m.summary.connectors
+        ),
+        snapshot: Some((m.summary.groups as u64, m.summary.partitions as u64)),
+    })
+}
+
+async fn prune(store: &Store, opts: &PruneOptions, now: DateTime<Utc>) -> Result<Report> {
+    let prepared = crate::retention::prepare(store, opts, now).await?;
+    let pruned = crate::retention::execute(store, &prepared).await;
+    let leases = lease::prune(store, now, lease::KEEP_LEASES).await?;
+    let failed = pruned.failed.len() + pruned.log_failures().len();
+    if failed > 0 {
+        return Err(Error::store(
+            store.url(),
+            format!("{failed} object(s) could not be deleted; the next prune goes on"),
+        ));
+    }
+    let refused = prepared.plan.refused().count();
+    if refused > 0 {
+        return Err(Error::usage(format!(
+            "prune refused {refused} group(s) of which the policy keeps nothing (nothing of them deleted); check the job's keep-* settings"
+        )));
+    }
+    Ok(Report {
+        summary: format!(
+            "pruned {} snapshot(s), {} log segment(s), {leases} old lease(s)",
+            pruned.deleted.len(),
+            [&pruned.log, &pruned.connect_log]
+                .into_iter()
+                .flatten()
+                .map(|l| l.segments.len())
+                .sum::<usize>()
+        ),
+        snapshot: None,
+    })
+}
+
+/// Verifies the snapshots of the last `within`; with trusted keys configured, a snapshot no
+/// trusted key signed fails too, as in `verify --all`.
+async fn verify(
+    shared: &Shared,
+    store: &Store,
+    within: Duration,
+    now: DateTime<Utc>,
+) -> Result<Report> {
+    let from = now - TimeDelta::from_std(within).unwrap_or(TimeDelta::MAX);
+    let days = DayRange {
+        from: Some(from.date_naive()),
+        to: None,
+    };
+    let listed = repo::list(store, days).await?;
+    let mut checked = 0;
+    let mut failed = Vec::new();
+    // Incomplete snapshots may be being written; prune removes old ones.
+    for l in listed.iter().filter(|l| {
+        l.manifest
+            .as_ref()
+            .is_some_and(|m| m.meta.created_at >= from)
+    }) {
+        checked += 1;
+        let mut problems = repo::verify_listed(store, l).await;
+        if store.keys().enforcing() || matches!(l.signature, crate::sign::Verdict::Invalid { .. }) {
+            problems.extend(l.signature.refusal());
+        }
+        if !problems.is_empty() {
+            shared.metrics.verify_failures.inc();
+            failed.push(format!("{}: {}", l.id, problems.join("; ")));
+        }
+    }
+    if !failed.is_empty() {
+        return Err(Error::Internal(format!(
+            "{} of {checked} snapshot(s) failed verification: {}",
+            failed.len(),
+            failed.join(" | ")
+        )));
+    }
+    Ok(Report {
+        summary: format!("verified {checked} snapshot(s)"),
+        snapshot: None,
+    })
+}
+
+async fn expiry(
+    shared: &Shared,
+    store: &Store,
+    opts: &crate::expiry::ExpiryOptions,
+) -> Result<Report> {
+    let kafka = shared.kafka().await?;
+    let report = crate::expiry::guard(&kafka, store, &shared.connect, opts).await?;
+    shared
+        .metrics
+        .groups_near_expiry
+        .set(report.groups.len() as i64);
+    for g in &report.groups {
+        tracing::warn!(
+            "group {} expires at {} (retention {}); to bring it back: {}",
+            g.group,
+            g.expires_at.format("%Y-%m-%dT%H:%M:%SZ"),
+            humantime::format_duration(report.retention),
+            g.restore_hint
+        );
+    }
+    for w in &report.warnings {
+        tracing::warn!("expiry guard: {w}");
+    }
+    Ok(Report {
+        summary: format!(
+            "{} group(s) near expiry{}",
+            report.groups.len(),
+            report
+                .snapshot_id
+                .as_ref()
+                .map(|id| format!(", snapshot {id}"))
+                .unwrap_or_default()
+        ),
+        snapshot: None,
+    })
 }
 
 /// Runs `job`'s slot (whose lease this instance holds), retrying a failure within the slot

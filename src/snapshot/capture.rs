@@ -350,27 +350,7 @@ pub async fn capture(
     };
     // With --encrypt-to every value is read, and redacted below for connectors.json.
     let include_secrets = opts.include_secrets || opts.encrypt_to.is_some();
-    let read: Vec<(ConnectorSnapshot, Option<Error>)> = stream::iter(found)
-        .map(|f| snapshot_connector(f, include_secrets))
-        .buffer_unordered(CONNECT_CONCURRENCY)
-        .collect()
-        .await;
-    let mut connectors = Vec::new();
-    for (c, gap) in read {
-        match gap {
-            Some(e) => gaps.add(
-                format!("connector {}: offsets not captured: {e}", c.name),
-                e,
-            )?,
-            None => {
-                if let Some(why) = &c.offsets_unavailable {
-                    warnings.push(format!("connector {}: offsets not captured: {why}", c.name));
-                }
-            }
-        }
-        connectors.push(c);
-    }
-    connectors.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut connectors = read_connectors(found, include_secrets, &mut gaps, &mut warnings).await?;
 
     let sinks: Vec<(String, String)> = connectors
         .iter()
@@ -391,31 +371,13 @@ pub async fn capture(
     let (types, brokers) = futures::join!(types, kafka.brokers());
     let (types, brokers) = (types?, brokers?);
 
-    // The groups are read in batches sized so that a batch holds about BATCH_ROWS committed
-    // offsets, and each batch goes to the spill before the next is read: memory follows the
-    // batch, not the snapshot.
-    let mut spill = Spill::new()?;
-    let mut cache = PartitionCache::default();
-    let mut batch_size = FIRST_BATCH_GROUPS;
-    let mut rest = wanted.iter().peekable();
     let mut reading = BatchReading {
         kafka,
         selection,
         types: &types,
         topic_filter: selection.topics.iter().map(String::as_str).collect(),
     };
-    while rest.peek().is_some() {
-        let batch: Vec<(&String, &Option<String>)> = rest.by_ref().take(batch_size).collect();
-        let groups = reading
-            .read(&batch, &mut gaps, &mut warnings, &mut cache)
-            .await?;
-        for g in groups {
-            spill.push(g)?;
-        }
-        // Size the next batch from the rows per group seen so far.
-        let per_group = (spill.rows() / spill.groups().max(1)).max(1);
-        batch_size = (BATCH_ROWS / per_group).clamp(1, MAX_BATCH_GROUPS);
-    }
+    let spill = reading.read_all(&wanted, &mut gaps, &mut warnings).await?;
     tracing::debug!("groups read: {} in {:?}", ids.len(), started.elapsed());
     if spill.groups() == 0 && connectors.is_empty() && !opts.allow_empty {
         return Err(Error::usage(format!(
@@ -452,6 +414,38 @@ pub async fn capture(
                 .with_encrypted_secrets(recipients.clone(), full)
         }
     }
+}
+
+/// Reads the found connectors (configs, status, offsets), sorted by name. A connector whose
+/// offsets could not be read is a gap (refused without --allow-partial).
+async fn read_connectors(
+    found: Vec<FoundConnector>,
+    include_secrets: bool,
+    gaps: &mut Gaps,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<ConnectorSnapshot>> {
+    let read: Vec<(ConnectorSnapshot, Option<Error>)> = stream::iter(found)
+        .map(|f| snapshot_connector(f, include_secrets))
+        .buffer_unordered(CONNECT_CONCURRENCY)
+        .collect()
+        .await;
+    let mut connectors = Vec::new();
+    for (c, gap) in read {
+        match gap {
+            Some(e) => gaps.add(
+                format!("connector {}: offsets not captured: {e}", c.name),
+                e,
+            )?,
+            None => {
+                if let Some(why) = &c.offsets_unavailable {
+                    warnings.push(format!("connector {}: offsets not captured: {why}", c.name));
+                }
+            }
+        }
+        connectors.push(c);
+    }
+    connectors.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(connectors)
 }
 
 /// Rows a batch of groups is sized for.
@@ -557,6 +551,31 @@ struct BatchReading<'a> {
 }
 
 impl BatchReading<'_> {
+    /// Reads every wanted group in batches sized so that a batch holds about BATCH_ROWS
+    /// committed offsets; each batch goes to the spill before the next is read, so memory
+    /// follows the batch, not the snapshot.
+    async fn read_all(
+        &mut self,
+        wanted: &BTreeMap<String, Option<String>>,
+        gaps: &mut Gaps,
+        warnings: &mut Vec<String>,
+    ) -> Result<Spill> {
+        let mut spill = Spill::new()?;
+        let mut cache = PartitionCache::default();
+        let mut batch_size = FIRST_BATCH_GROUPS;
+        let mut rest = wanted.iter().peekable();
+        while rest.peek().is_some() {
+            let batch: Vec<(&String, &Option<String>)> = rest.by_ref().take(batch_size).collect();
+            for g in self.read(&batch, gaps, warnings, &mut cache).await? {
+                spill.push(g)?;
+            }
+            // Size the next batch from the rows per group seen so far.
+            let per_group = (spill.rows() / spill.groups().max(1)).max(1);
+            batch_size = (BATCH_ROWS / per_group).clamp(1, MAX_BATCH_GROUPS);
+        }
+        Ok(spill)
+    }
+
     /// Reads a batch of groups (id and owning connector), in id order.
     async fn read(
         &mut self,
@@ -565,7 +584,7 @@ impl BatchReading<'_> {
         warnings: &mut Vec<String>,
         cache: &mut PartitionCache,
     ) -> Result<Vec<GroupSnapshot>> {
-        let (kafka, selection) = (self.kafka, self.selection);
+        let kafka = self.kafka;
         let ids: Vec<String> = batch.iter().map(|(g, _)| (*g).clone()).collect();
         let (described, mut offsets) = kafka.read_groups_typed(ids, self.types).await?;
         crate::failpoint::hit("snapshot-after-describe");
@@ -585,115 +604,158 @@ impl BatchReading<'_> {
                 None => Vec::new(),
             };
             let desc = described.get(group_id);
-            let state = desc.map(|d| d.state.clone()).unwrap_or_else(|| {
-                GroupState::Unknown("the coordinator did not describe it".into())
-            });
-            if let GroupState::Unknown(why) = &state {
-                let part = format!("the state of group {group_id}");
-                let e = Error::kafka("DescribeConsumerGroups", format!("group {group_id}: {why}"));
-                gaps.add(format!("{part}: {why}"), unreadable(part.clone(), &e))?;
-            }
-            let exists = !committed.is_empty() || state.is_known_live();
-            if !exists && !matches!(state, GroupState::Unknown(_)) {
-                let named = selection.groups.contains(group_id);
-                if named && !selection.allow_missing {
-                    let blind = if kafka.wire().await.is_none() {
-                        " (without the direct protocol path, share groups cannot be seen: see the note above, or drop --librdkafka-only)"
-                    } else {
-                        ""
-                    };
-                    return Err(Error::NotFound {
-                        what: "consumer group",
-                        name: group_id.clone(),
-                        hint: format!(
-                            " on {} (no members and no committed offsets){blind}; check the name, or pass --allow-missing",
-                            kafka.bootstrap()
-                        ),
-                    });
-                }
-                if named || connector.is_none() {
-                    warnings.push(format!("group {group_id} does not exist; skipped"));
-                    continue;
-                }
-                warnings.push(format!(
-                    "group {group_id} of connector {} has no committed offsets yet",
-                    connector.as_deref().unwrap_or_default()
-                ));
-            }
-            let had_offsets = !committed.is_empty();
-            let partitions: Vec<PartitionOffset> = committed
-                .into_iter()
-                .filter(|c| {
-                    self.topic_filter.is_empty() || self.topic_filter.contains(c.topic.as_str())
-                })
-                .map(|c| PartitionOffset {
-                    topic: c.topic,
-                    partition: c.partition,
-                    offset: c.offset,
-                    leader_epoch: c.leader_epoch,
-                    metadata: c.metadata.filter(|m| !m.is_empty()),
-                    log_start_offset: None,
-                    log_end_offset: None,
-                    lag: c.lag,
-                    last_record_timestamp: None,
-                    topic_id: None,
-                })
-                .collect();
-            // With --topic, groups found by pattern or --all-groups that have nothing on those
-            // topics are left out; groups named or owned by a named connector stay, even if empty.
-            let named = selection.groups.contains(group_id) || connector.is_some();
-            if had_offsets && partitions.is_empty() && !named {
-                continue;
-            }
-            groups.push(GroupSnapshot {
-                group_id: group_id.clone(),
-                state,
-                protocol_type: match desc {
-                    Some(d) if matches!(d.group_type, GroupType::Share | GroupType::Streams) => {
-                        d.group_type.to_string()
-                    }
-                    Some(d) if d.is_simple => String::new(),
-                    _ => "consumer".into(),
-                },
-                group_type: desc.map(|d| d.group_type).unwrap_or(GroupType::Unknown),
-                members: desc
-                    .map(|d| d.members.iter().map(Member::from).collect())
-                    .unwrap_or_default(),
-                connector: connector.clone(),
-                configs: Default::default(),
-                partitions,
-            });
+            let g = self
+                .one_group(group_id, connector, committed, desc, gaps, warnings)
+                .await?;
+            groups.extend(g);
         }
-
-        let typed: Vec<String> = groups
-            .iter()
-            .filter(|g| matches!(g.group_type, GroupType::Share | GroupType::Streams))
-            .map(|g| g.group_id.clone())
-            .collect();
-        if !typed.is_empty() {
-            match kafka.group_configs(&typed).await {
-                Ok(mut configs) => {
-                    for g in groups.iter_mut() {
-                        if let Some(c) = configs.remove(&g.group_id) {
-                            g.configs = c;
-                        }
-                    }
-                }
-                Err(e) => {
-                    let part = "the configs of share and streams groups".to_string();
-                    gaps.add(format!("{part}: {e}"), unreadable(part.clone(), &e))?;
-                }
-            }
-        }
-
+        add_group_configs(kafka, &mut groups, gaps).await?;
         for gap in
-            fill_partition_state(kafka, &mut groups, selection.with_timestamps, cache).await?
+            fill_partition_state(kafka, &mut groups, self.selection.with_timestamps, cache).await?
         {
             let e = unreadable(gap.clone(), &Error::kafka("ListOffsets", "no answer"));
             gaps.add(gap, e)?;
         }
         Ok(groups)
     }
+
+    /// One group of a batch from its committed offsets and description; `None` when it is left
+    /// out (it does not exist, or has nothing on the selected topics and was not named).
+    async fn one_group(
+        &self,
+        group_id: &String,
+        connector: &Option<String>,
+        committed: Vec<crate::kafka::GroupOffset>,
+        desc: Option<&GroupDescription>,
+        gaps: &mut Gaps,
+        warnings: &mut Vec<String>,
+    ) -> Result<Option<GroupSnapshot>> {
+        let selection = self.selection;
+        let state = desc
+            .map(|d| d.state.clone())
+            .unwrap_or_else(|| GroupState::Unknown("the coordinator did not describe it".into()));
+        if let GroupState::Unknown(why) = &state {
+            let part = format!("the state of group {group_id}");
+            let e = Error::kafka("DescribeConsumerGroups", format!("group {group_id}: {why}"));
+            gaps.add(format!("{part}: {why}"), unreadable(part.clone(), &e))?;
+        }
+        let exists = !committed.is_empty() || state.is_known_live();
+        if !exists
+            && !matches!(state, GroupState::Unknown(_))
+            && !self.missing_kept(group_id, connector, warnings).await?
+        {
+            return Ok(None);
+        }
+        let had_offsets = !committed.is_empty();
+        let partitions: Vec<PartitionOffset> = committed
+            .into_iter()
+            .filter(|c| {
+                self.topic_filter.is_empty() || self.topic_filter.contains(c.topic.as_str())
+            })
+            .map(|c| PartitionOffset {
+                topic: c.topic,
+                partition: c.partition,
+                offset: c.offset,
+                leader_epoch: c.leader_epoch,
+                metadata: c.metadata.filter(|m| !m.is_empty()),
+                log_start_offset: None,
+                log_end_offset: None,
+                lag: c.lag,
+                last_record_timestamp: None,
+                topic_id: None,
+            })
+            .collect();
+        // With --topic, groups found by pattern or --all-groups that have nothing on those
+        // topics are left out; groups named or owned by a named connector stay, even if empty.
+        let named = selection.groups.contains(group_id) || connector.is_some();
+        if had_offsets && partitions.is_empty() && !named {
+            return Ok(None);
+        }
+        Ok(Some(GroupSnapshot {
+            group_id: group_id.clone(),
+            state,
+            protocol_type: match desc {
+                Some(d) if matches!(d.group_type, GroupType::Share | GroupType::Streams) => {
+                    d.group_type.to_string()
+                }
+                Some(d) if d.is_simple => String::new(),
+                _ => "consumer".into(),
+            },
+            group_type: desc.map(|d| d.group_type).unwrap_or(GroupType::Unknown),
+            members: desc
+                .map(|d| d.members.iter().map(Member::from).collect())
+                .unwrap_or_default(),
+            connector: connector.clone(),
+            configs: Default::default(),
+            partitions,
+        }))
+    }
+
+    /// A group that does not exist (no members, no committed offsets): an error when it was
+    /// named (unless --allow-missing), a warning otherwise. Returns whether it is kept (a
+    /// connector's group with no offsets yet is).
+    async fn missing_kept(
+        &self,
+        group_id: &String,
+        connector: &Option<String>,
+        warnings: &mut Vec<String>,
+    ) -> Result<bool> {
+        let named = self.selection.groups.contains(group_id);
+        if named && !self.selection.allow_missing {
+            let blind = if self.kafka.wire().await.is_none() {
+                " (without the direct protocol path, share groups cannot be seen: see the note above, or drop --librdkafka-only)"
+            } else {
+                ""
+            };
+            return Err(Error::NotFound {
+                what: "consumer group",
+                name: group_id.clone(),
+                hint: format!(
+                    " on {} (no members and no committed offsets){blind}; check the name, or pass --allow-missing",
+                    self.kafka.bootstrap()
+                ),
+            });
+        }
+        if named || connector.is_none() {
+            warnings.push(format!("group {group_id} does not exist; skipped"));
+            return Ok(false);
+        }
+        warnings.push(format!(
+            "group {group_id} of connector {} has no committed offsets yet",
+            connector.as_deref().unwrap_or_default()
+        ));
+        Ok(true)
+    }
+}
+
+/// Adds the group configs of share and streams groups (the broker keeps them apart).
+async fn add_group_configs(
+    kafka: &KafkaClient,
+    groups: &mut [GroupSnapshot],
+    gaps: &mut Gaps,
+) -> Result<()> {
+    let typed: Vec<String> = groups
+        .iter()
+        .filter(|g| matches!(g.group_type, GroupType::Share | GroupType::Streams))
+        .map(|g| g.group_id.clone())
+        .collect();
+    if typed.is_empty() {
+        return Ok(());
+    }
+    match kafka.group_configs(&typed).await {
+        Ok(mut configs) => {
+            for g in groups.iter_mut() {
+                if let Some(c) = configs.remove(&g.group_id) {
+                    g.configs = c;
+                }
+            }
+        }
+        Err(e) => {
+            let part = "the configs of share and streams groups".to_string();
+            gaps.add(format!("{part}: {e}"), unreadable(part.clone(), &e))?;
+        }
+    }
+    Ok(())
 }
 
 /// Log offsets and topic ids already read, so that batches of groups on the same topics ask
