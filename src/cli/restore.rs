@@ -28,45 +28,56 @@ fn read_plan_file(args: &RestoreArgs) -> Result<Option<PlanFile>> {
 }
 
 fn request(args: &RestoreArgs, reviewed: Option<PlanFile>) -> Result<RestoreRequest> {
-    if let Some(file) = reviewed {
-        let r = file.body.request.clone();
-        return Ok(RestoreRequest {
-            choice: Choice::Id(file.body.snapshot_id.clone()),
-            eligible: Eligible {
-                include_partial: r.allow_partial,
-                ..Default::default()
-            },
-            groups: r.groups,
-            connectors: r.connectors,
-            topics: r.topics,
-            partitions: r.partitions,
-            plan: PlanOptions {
-                on_out_of_range: r.on_out_of_range,
-                skip_missing: r.skip_missing,
-                allow_recreated_topics: r.allow_recreated_topics,
-                stop_connectors: r.stop_connectors,
-                // A plan file holds no secrets: a connector with redacted config is refused.
-                recreate: r.recreate_connectors.then(|| Recreate {
-                    supplied_keys: Default::default(),
-                    leave_stopped: r.leave_stopped,
-                    ..Default::default()
-                }),
-                ..Default::default()
-            },
-            allow_other_cluster: r.allow_other_cluster,
-            by_timestamp: r.by_timestamp,
-            undo: !args.no_undo,
-            wait_timeout: args.wait_timeout,
-            settle: args.settle,
-            commit_concurrency: args.commit_concurrency.into(),
-            reviewed: Some(file),
-            connector_config: Default::default(),
-            undo_kind: SnapshotKind::Undo,
-            undo_tags: BTreeMap::new(),
-            relative_targets: false,
-            identities: identities(args)?,
-        });
+    match reviewed {
+        Some(file) => reviewed_request(args, file),
+        None => args_request(args),
     }
+}
+
+/// The request of `--from-plan`: the one the plan was made with; only the execution settings
+/// (undo, waits, settle, concurrency, identities) come from the command line.
+fn reviewed_request(args: &RestoreArgs, file: PlanFile) -> Result<RestoreRequest> {
+    let r = file.body.request.clone();
+    Ok(RestoreRequest {
+        choice: Choice::Id(file.body.snapshot_id.clone()),
+        eligible: Eligible {
+            include_partial: r.allow_partial,
+            ..Default::default()
+        },
+        groups: r.groups,
+        connectors: r.connectors,
+        topics: r.topics,
+        partitions: r.partitions,
+        plan: PlanOptions {
+            on_out_of_range: r.on_out_of_range,
+            skip_missing: r.skip_missing,
+            allow_recreated_topics: r.allow_recreated_topics,
+            stop_connectors: r.stop_connectors,
+            // A plan file holds no secrets: a connector with redacted config is refused.
+            recreate: r.recreate_connectors.then(|| Recreate {
+                supplied_keys: Default::default(),
+                leave_stopped: r.leave_stopped,
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+        allow_other_cluster: r.allow_other_cluster,
+        by_timestamp: r.by_timestamp,
+        undo: !args.no_undo,
+        wait_timeout: args.wait_timeout,
+        settle: args.settle,
+        commit_concurrency: args.commit_concurrency.into(),
+        reviewed: Some(file),
+        connector_config: Default::default(),
+        undo_kind: SnapshotKind::Undo,
+        undo_tags: BTreeMap::new(),
+        relative_targets: false,
+        identities: identities(args)?,
+    })
+}
+
+/// The request the command line makes.
+fn args_request(args: &RestoreArgs) -> Result<RestoreRequest> {
     let choice = match (&args.id, args.latest, &args.before, &args.at) {
         (Some(id), _, _, _) => Choice::Id(id.clone()),
         (None, true, _, _) => Choice::Latest,

@@ -100,57 +100,9 @@ pub fn decode(name: &str, bytes: &[u8]) -> Result<CsvFile> {
         if record.iter().all(str::is_empty) {
             continue;
         }
-        let four = match record.len() {
-            3 => false,
-            4 => true,
-            n => return Err(bad(line, format!("{n} fields, expected 3 or 4"))),
-        };
-        match with_group {
-            None => with_group = Some(four),
-            Some(w) if w != four => {
-                return Err(bad(
-                    line,
-                    format!(
-                        "{} fields, but the lines before have {}",
-                        record.len(),
-                        if w { 4 } else { 3 }
-                    ),
-                ))
-            }
-            Some(_) => {}
-        }
-        let field = |i: usize| record.get(i + usize::from(four)).unwrap_or_default();
-        let group = four.then(|| record.get(0).unwrap_or_default().to_string());
-        if group.as_deref() == Some("") {
-            return Err(bad(line, "the group is empty".into()));
-        }
-        let topic = field(0).to_string();
-        if topic.is_empty() {
-            return Err(bad(line, "the topic is empty".into()));
-        }
-        let partition: i32 = field(1)
-            .parse()
-            .ok()
-            .filter(|p: &i32| *p >= 0)
-            .ok_or_else(|| {
-                bad(
-                    line,
-                    format!("partition {:?} is not a partition number", field(1)),
-                )
-            })?;
-        let offset: i64 = field(2)
-            .parse()
-            .ok()
-            .filter(|o: &i64| *o >= 0)
-            .ok_or_else(|| {
-                bad(
-                    line,
-                    format!(
-                        "offset {:?} is not an offset (a whole number, 0 or more)",
-                        field(2)
-                    ),
-                )
-            })?;
+        let four = shape(record.len(), &mut with_group).map_err(|why| bad(line, why))?;
+        let (group, topic, partition, offset) =
+            fields(&record, four).map_err(|why| bad(line, why))?;
         if let Some(first) = seen.insert((group.clone(), topic.clone(), partition), line) {
             return Err(bad(
                 line,
@@ -174,6 +126,59 @@ pub fn decode(name: &str, bytes: &[u8]) -> Result<CsvFile> {
         with_group: with_group.unwrap_or(false),
         rows,
     })
+}
+
+/// Whether a record of `len` fields has a group field; every record must have as many fields
+/// as the first.
+fn shape(len: usize, with_group: &mut Option<bool>) -> std::result::Result<bool, String> {
+    let four = match len {
+        3 => false,
+        4 => true,
+        n => return Err(format!("{n} fields, expected 3 or 4")),
+    };
+    match *with_group {
+        None => *with_group = Some(four),
+        Some(w) if w != four => {
+            return Err(format!(
+                "{len} fields, but the lines before have {}",
+                if w { 4 } else { 3 }
+            ))
+        }
+        Some(_) => {}
+    }
+    Ok(four)
+}
+
+/// The (group, topic, partition, offset) of one record; `four`: it starts with a group.
+fn fields(
+    record: &csv::StringRecord,
+    four: bool,
+) -> std::result::Result<(Option<String>, String, i32, i64), String> {
+    let field = |i: usize| record.get(i + usize::from(four)).unwrap_or_default();
+    let group = four.then(|| record.get(0).unwrap_or_default().to_string());
+    if group.as_deref() == Some("") {
+        return Err("the group is empty".into());
+    }
+    let topic = field(0).to_string();
+    if topic.is_empty() {
+        return Err("the topic is empty".into());
+    }
+    let partition: i32 = field(1)
+        .parse()
+        .ok()
+        .filter(|p: &i32| *p >= 0)
+        .ok_or_else(|| format!("partition {:?} is not a partition number", field(1)))?;
+    let offset: i64 = field(2)
+        .parse()
+        .ok()
+        .filter(|o: &i64| *o >= 0)
+        .ok_or_else(|| {
+            format!(
+                "offset {:?} is not an offset (a whole number, 0 or more)",
+                field(2)
+            )
+        })?;
+    Ok((group, topic, partition, offset))
 }
 
 /// The offsets of each group: a one-group file needs exactly one `groups` entry (its group); a

@@ -114,16 +114,15 @@ pub fn write_offsets<W: std::io::Write>(
     w.into_inner().map_err(|e| encode(&e.error()))
 }
 
-/// Reads `offsets.json` as a stream, handing each group to `each` as it is parsed; only one
-/// group is held at a time. Returns the snapshot metadata.
-pub fn read_offsets<R: std::io::Read>(
-    path: &str,
-    reader: R,
-    each: &mut dyn FnMut(GroupSnapshot) -> Result<()>,
-) -> Result<SnapshotMeta> {
+/// The streaming reader of an offsets document: groups are handed over one at a time as they
+/// are decoded, never held together.
+mod offsets_doc {
+    use std::cell::RefCell;
+
+    use super::{check_format_version, Error, GroupSnapshot, Result, SnapshotMeta};
     use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-    struct Groups<'a, 'b> {
+    pub(super) struct Groups<'a, 'b> {
         each: &'a mut dyn FnMut(GroupSnapshot) -> Result<()>,
         failed: &'b RefCell<Option<Error>>,
     }
@@ -151,10 +150,10 @@ pub fn read_offsets<R: std::io::Read>(
             Ok(())
         }
     }
-    struct DocVisitor<'a, 'b> {
-        path: &'a str,
-        each: &'a mut dyn FnMut(GroupSnapshot) -> Result<()>,
-        failed: &'b RefCell<Option<Error>>,
+    pub(super) struct DocVisitor<'a, 'b> {
+        pub(super) path: &'a str,
+        pub(super) each: &'a mut dyn FnMut(GroupSnapshot) -> Result<()>,
+        pub(super) failed: &'b RefCell<Option<Error>>,
     }
     impl<'de> Visitor<'de> for DocVisitor<'_, '_> {
         type Value = SnapshotMeta;
@@ -198,12 +197,20 @@ pub fn read_offsets<R: std::io::Read>(
             meta.ok_or_else(|| de::Error::missing_field("snapshot"))
         }
     }
+}
 
+/// Reads `offsets.json` as a stream, handing each group to `each` as it is parsed; only one
+/// group is held at a time. Returns the snapshot metadata.
+pub fn read_offsets<R: std::io::Read>(
+    path: &str,
+    reader: R,
+    each: &mut dyn FnMut(GroupSnapshot) -> Result<()>,
+) -> Result<SnapshotMeta> {
     let failed = RefCell::new(None);
     let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::new(reader));
     let decoded = serde::Deserializer::deserialize_map(
         &mut de,
-        DocVisitor {
+        offsets_doc::DocVisitor {
             path,
             each,
             failed: &failed,

@@ -373,53 +373,66 @@ fn decode<R: ChunkReader + 'static>(
     let mut first_row = 0;
     for batch in reader {
         let batch = batch.map_err(|e| dec(e.to_string()))?;
-        let c = Columns {
-            batch: &batch,
-            path,
-        };
-        let group = c.get::<StringArray>("group_id")?;
-        let topic = c.get::<StringArray>("topic")?;
-        let partition = c.get::<Int32Array>("partition")?;
-        let offset = c.get::<Int64Array>("committed_offset")?;
-        let epoch = c.get::<Int32Array>("leader_epoch")?;
-        let metadata = c.get::<StringArray>("commit_metadata")?;
-        let start = c.get::<Int64Array>("log_start_offset")?;
-        let end = c.get::<Int64Array>("log_end_offset")?;
-        let lag = c.get::<Int64Array>("lag")?;
-        let ts = c.get::<TimestampMillisecondArray>("last_record_timestamp")?;
-        // Files of format 1.0 have no topic ids.
-        let topic_id = match batch.column_by_name("topic_id") {
-            None => None,
-            Some(_) => Some(c.get::<StringArray>("topic_id")?),
-        };
-        for i in 0..batch.num_rows() {
-            let row = first_row + i;
-            let last_ts = if ts.is_valid(i) {
-                Some(
-                    DateTime::<Utc>::from_timestamp_millis(ts.value(i))
-                        .ok_or_else(|| dec(format!("row {row}: bad timestamp")))?,
-                )
-            } else {
-                None
-            };
-            let g = groups.group(group.value(i), row)?;
-            g.partitions.push(PartitionOffset {
-                topic: topic.value(i).to_string(),
-                partition: partition.value(i),
-                offset: offset.value(i),
-                leader_epoch: opt(epoch.is_valid(i), epoch.value(i)),
-                metadata: opt(metadata.is_valid(i), metadata.value(i).to_string()),
-                log_start_offset: opt(start.is_valid(i), start.value(i)),
-                log_end_offset: opt(end.is_valid(i), end.value(i)),
-                lag: opt(lag.is_valid(i), lag.value(i)),
-                last_record_timestamp: last_ts,
-                topic_id: topic_id
-                    .filter(|ids| ids.is_valid(i))
-                    .map(|ids| ids.value(i).to_string()),
-            });
-        }
+        add_rows(path, &batch, first_row, &mut groups)?;
         first_row += batch.num_rows();
     }
     groups.finish()?;
     Ok(meta)
+}
+
+/// Adds the rows of one record batch (its first row is row `first_row` of the file) to their
+/// groups.
+fn add_rows(
+    path: &str,
+    batch: &RecordBatch,
+    first_row: usize,
+    groups: &mut Assembler<'_>,
+) -> Result<()> {
+    let dec = |detail: String| Error::Decode {
+        path: path.to_string(),
+        detail,
+    };
+    let c = Columns { batch, path };
+    let group = c.get::<StringArray>("group_id")?;
+    let topic = c.get::<StringArray>("topic")?;
+    let partition = c.get::<Int32Array>("partition")?;
+    let offset = c.get::<Int64Array>("committed_offset")?;
+    let epoch = c.get::<Int32Array>("leader_epoch")?;
+    let metadata = c.get::<StringArray>("commit_metadata")?;
+    let start = c.get::<Int64Array>("log_start_offset")?;
+    let end = c.get::<Int64Array>("log_end_offset")?;
+    let lag = c.get::<Int64Array>("lag")?;
+    let ts = c.get::<TimestampMillisecondArray>("last_record_timestamp")?;
+    // Files of format 1.0 have no topic ids.
+    let topic_id = match batch.column_by_name("topic_id") {
+        None => None,
+        Some(_) => Some(c.get::<StringArray>("topic_id")?),
+    };
+    for i in 0..batch.num_rows() {
+        let row = first_row + i;
+        let last_ts = if ts.is_valid(i) {
+            Some(
+                DateTime::<Utc>::from_timestamp_millis(ts.value(i))
+                    .ok_or_else(|| dec(format!("row {row}: bad timestamp")))?,
+            )
+        } else {
+            None
+        };
+        let g = groups.group(group.value(i), row)?;
+        g.partitions.push(PartitionOffset {
+            topic: topic.value(i).to_string(),
+            partition: partition.value(i),
+            offset: offset.value(i),
+            leader_epoch: opt(epoch.is_valid(i), epoch.value(i)),
+            metadata: opt(metadata.is_valid(i), metadata.value(i).to_string()),
+            log_start_offset: opt(start.is_valid(i), start.value(i)),
+            log_end_offset: opt(end.is_valid(i), end.value(i)),
+            lag: opt(lag.is_valid(i), lag.value(i)),
+            last_record_timestamp: last_ts,
+            topic_id: topic_id
+                .filter(|ids| ids.is_valid(i))
+                .map(|ids| ids.value(i).to_string()),
+        });
+    }
+    Ok(())
 }

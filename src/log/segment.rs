@@ -438,85 +438,95 @@ pub fn decode(path: &str, bytes: Bytes) -> Result<(SegmentMeta, Vec<Row>)> {
     let mut rows = Vec::new();
     for batch in reader {
         let batch = batch.map_err(|e| bad(e.to_string()))?;
-        let c = Columns(&batch, path);
-        let source_offset = c.get::<Int64Array>("source_offset")?;
-        let timestamp = c.get::<TimestampMillisecondArray>("record_timestamp")?;
-        let kind = c.get::<StringArray>("kind")?;
-        let group = c.get::<StringArray>("group_id")?;
-        let group_type = c.get::<StringArray>("group_type")?;
-        let protocol_type = c.get::<StringArray>("protocol_type")?;
-        let topic = c.get::<StringArray>("topic")?;
-        let partition = c.get::<Int32Array>("topic_partition")?;
-        let offset = c.get::<Int64Array>("committed_offset")?;
-        let epoch = c.get::<Int32Array>("leader_epoch")?;
-        let metadata = c.get::<StringArray>("commit_metadata")?;
-        let commit_ts = c.get::<TimestampMillisecondArray>("commit_timestamp")?;
-        let topic_id = c.get::<StringArray>("topic_id")?;
-        let version = c.get::<Int32Array>("value_version")?;
-        let expire_ts = c.get::<TimestampMillisecondArray>("expire_timestamp")?;
-        // Absent from segments written before Connect's offsets topic was archived.
-        let connector = c.optional::<StringArray>("connector")?;
-        let connect_partition = c.optional::<StringArray>("connect_partition")?;
-        let connect_offset = c.optional::<StringArray>("connect_offset")?;
-        let text = |column: Option<&StringArray>, i: usize| {
-            column
-                .filter(|c| value(*c, i))
-                .map(|c| c.value(i).to_string())
-        };
-        for i in 0..batch.num_rows() {
-            let group_id = group.value(i).to_string();
-            let record = match kind.value(i) {
-                k @ ("commit" | "tombstone") => LogRecord::OffsetCommit {
-                    group: group_id,
-                    topic: topic.value(i).to_string(),
-                    partition: partition.value(i),
-                    value: (k == "commit").then(|| CommitValue {
-                        version: version.value(i) as i16,
-                        offset: offset.value(i),
-                        leader_epoch: value(epoch, i).then(|| epoch.value(i)),
-                        metadata: metadata.value(i).to_string(),
-                        commit_timestamp: commit_ts.value(i),
-                        expire_timestamp: value(expire_ts, i).then(|| expire_ts.value(i)),
-                        topic_id: value(topic_id, i).then(|| topic_id.value(i).to_string()),
-                    }),
-                },
-                k @ ("group-metadata" | "group-deleted") => LogRecord::GroupMetadata {
-                    group: group_id,
-                    kind: match group_type.value(i) {
-                        "consumer" => GroupKind::Consumer,
-                        "share" => GroupKind::Share,
-                        "streams" => GroupKind::Streams,
-                        _ => GroupKind::Classic {
-                            protocol_type: value(protocol_type, i)
-                                .then(|| protocol_type.value(i).to_string()),
-                        },
-                    },
-                    deleted: k == "group-deleted",
-                },
-                k @ ("source-offset" | "source-offset-deleted") => LogRecord::SourceOffset {
-                    connector: text(connector, i)
-                        .ok_or_else(|| bad(format!("row {i}: {k} without a connector")))?,
-                    partition: text(connect_partition, i)
-                        .ok_or_else(|| bad(format!("row {i}: {k} without a partition")))?,
-                    offset: if k == "source-offset" {
-                        Some(
-                            text(connect_offset, i)
-                                .ok_or_else(|| bad(format!("row {i}: {k} without an offset")))?,
-                        )
-                    } else {
-                        None
-                    },
-                },
-                other => return Err(bad(format!("row {i}: unknown kind {other:?}"))),
-            };
-            rows.push(Row {
-                source_offset: source_offset.value(i),
-                timestamp: timestamp.value(i),
-                record,
-            });
-        }
+        decode_batch(path, &batch, &mut rows)?;
     }
     Ok((meta, rows))
+}
+
+/// Decodes the rows of one record batch of a segment.
+fn decode_batch(path: &str, batch: &RecordBatch, rows: &mut Vec<Row>) -> Result<()> {
+    let bad = |detail: String| Error::Decode {
+        path: path.to_string(),
+        detail,
+    };
+    let c = Columns(batch, path);
+    let source_offset = c.get::<Int64Array>("source_offset")?;
+    let timestamp = c.get::<TimestampMillisecondArray>("record_timestamp")?;
+    let kind = c.get::<StringArray>("kind")?;
+    let group = c.get::<StringArray>("group_id")?;
+    let group_type = c.get::<StringArray>("group_type")?;
+    let protocol_type = c.get::<StringArray>("protocol_type")?;
+    let topic = c.get::<StringArray>("topic")?;
+    let partition = c.get::<Int32Array>("topic_partition")?;
+    let offset = c.get::<Int64Array>("committed_offset")?;
+    let epoch = c.get::<Int32Array>("leader_epoch")?;
+    let metadata = c.get::<StringArray>("commit_metadata")?;
+    let commit_ts = c.get::<TimestampMillisecondArray>("commit_timestamp")?;
+    let topic_id = c.get::<StringArray>("topic_id")?;
+    let version = c.get::<Int32Array>("value_version")?;
+    let expire_ts = c.get::<TimestampMillisecondArray>("expire_timestamp")?;
+    // Absent from segments written before Connect's offsets topic was archived.
+    let connector = c.optional::<StringArray>("connector")?;
+    let connect_partition = c.optional::<StringArray>("connect_partition")?;
+    let connect_offset = c.optional::<StringArray>("connect_offset")?;
+    let text = |column: Option<&StringArray>, i: usize| {
+        column
+            .filter(|c| value(*c, i))
+            .map(|c| c.value(i).to_string())
+    };
+    for i in 0..batch.num_rows() {
+        let group_id = group.value(i).to_string();
+        let record = match kind.value(i) {
+            k @ ("commit" | "tombstone") => LogRecord::OffsetCommit {
+                group: group_id,
+                topic: topic.value(i).to_string(),
+                partition: partition.value(i),
+                value: (k == "commit").then(|| CommitValue {
+                    version: version.value(i) as i16,
+                    offset: offset.value(i),
+                    leader_epoch: value(epoch, i).then(|| epoch.value(i)),
+                    metadata: metadata.value(i).to_string(),
+                    commit_timestamp: commit_ts.value(i),
+                    expire_timestamp: value(expire_ts, i).then(|| expire_ts.value(i)),
+                    topic_id: value(topic_id, i).then(|| topic_id.value(i).to_string()),
+                }),
+            },
+            k @ ("group-metadata" | "group-deleted") => LogRecord::GroupMetadata {
+                group: group_id,
+                kind: match group_type.value(i) {
+                    "consumer" => GroupKind::Consumer,
+                    "share" => GroupKind::Share,
+                    "streams" => GroupKind::Streams,
+                    _ => GroupKind::Classic {
+                        protocol_type: value(protocol_type, i)
+                            .then(|| protocol_type.value(i).to_string()),
+                    },
+                },
+                deleted: k == "group-deleted",
+            },
+            k @ ("source-offset" | "source-offset-deleted") => LogRecord::SourceOffset {
+                connector: text(connector, i)
+                    .ok_or_else(|| bad(format!("row {i}: {k} without a connector")))?,
+                partition: text(connect_partition, i)
+                    .ok_or_else(|| bad(format!("row {i}: {k} without a partition")))?,
+                offset: if k == "source-offset" {
+                    Some(
+                        text(connect_offset, i)
+                            .ok_or_else(|| bad(format!("row {i}: {k} without an offset")))?,
+                    )
+                } else {
+                    None
+                },
+            },
+            other => return Err(bad(format!("row {i}: unknown kind {other:?}"))),
+        };
+        rows.push(Row {
+            source_offset: source_offset.value(i),
+            timestamp: timestamp.value(i),
+            record,
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

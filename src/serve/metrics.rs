@@ -152,97 +152,112 @@ impl Metrics {
             ready: Gauge::default(),
             registry: Registry::default(),
         };
+        m.register_jobs(&mut r);
+        m.register_follower(&mut r);
+        m.register_service(&mut r);
+        Metrics { registry: r, ..m }
+    }
+
+    /// The scheduled jobs' metrics: schedule, runs, outcomes, durations, slots, snapshots.
+    fn register_jobs(&self, r: &mut Registry) {
         r.register(
             "offset_vault_job_interval_seconds",
             "The job's interval (cron: the time between its next two instants)",
-            m.job_interval.clone(),
+            self.job_interval.clone(),
         );
         r.register(
             "offset_vault_job_last_success_timestamp_seconds",
             "When the job's last successful run ended",
-            m.last_success.clone(),
+            self.last_success.clone(),
         );
         r.register(
             "offset_vault_job_last_failure_timestamp_seconds",
             "When the job's last failed run ended",
-            m.last_failure.clone(),
+            self.last_failure.clone(),
         );
         r.register(
             "offset_vault_job_runs",
             "Runs of the job, by outcome (success, failure)",
-            m.runs.clone(),
+            self.runs.clone(),
         );
         r.register(
             "offset_vault_job_failures",
             "Failed runs of the job (after their retries)",
-            m.failures.clone(),
+            self.failures.clone(),
         );
         r.register(
             "offset_vault_job_duration_seconds",
             "How long the job's runs took, retries included",
-            m.duration.clone(),
+            self.duration.clone(),
         );
         r.register(
             "offset_vault_job_skipped_slots",
             "Slots skipped because the job's last run was still going",
-            m.skipped_slots.clone(),
+            self.skipped_slots.clone(),
         );
         r.register(
             "offset_vault_job_slots_taken_elsewhere",
             "Slots whose lease another instance held",
-            m.taken_elsewhere.clone(),
+            self.taken_elsewhere.clone(),
         );
         r.register(
             "offset_vault_snapshot_groups",
             "Groups in the job's last snapshot",
-            m.snapshot_groups.clone(),
+            self.snapshot_groups.clone(),
         );
         r.register(
             "offset_vault_snapshot_rows",
             "Partitions (rows) in the job's last snapshot",
-            m.snapshot_rows.clone(),
+            self.snapshot_rows.clone(),
         );
+    }
+
+    /// The follower's metrics.
+    fn register_follower(&self, r: &mut Registry) {
         r.register(
             "offset_vault_follower_lag_records",
             "Records between the archive's end and the log end",
-            m.follower_lag_records.clone(),
+            self.follower_lag_records.clone(),
         );
         r.register(
             "offset_vault_follower_lag_seconds",
             "Age of the oldest record not yet sealed (0 when caught up)",
-            m.follower_lag_seconds.clone(),
+            self.follower_lag_seconds.clone(),
         );
         r.register(
             "offset_vault_follower_segments_written",
             "Segments the follower sealed",
-            m.follower_segments.clone(),
+            self.follower_segments.clone(),
         );
         r.register(
             "offset_vault_follower_rewinds",
             "Commits that moved an offset backwards",
-            m.follower_rewinds.clone(),
+            self.follower_rewinds.clone(),
         );
+    }
+
+    /// The store, verification, expiry and readiness metrics.
+    fn register_service(&self, r: &mut Registry) {
         r.register(
             "offset_vault_store_errors",
             "Runs that failed on the store",
-            m.store_errors.clone(),
+            self.store_errors.clone(),
         );
         r.register(
             "offset_vault_verify_failures",
             "Snapshots or segments that failed verification",
-            m.verify_failures.clone(),
+            self.verify_failures.clone(),
         );
         r.register(
             "offset_vault_groups_near_expiry",
             "Empty groups within the expiry margin (last expiry-guard run)",
-            m.groups_near_expiry.clone(),
+            self.groups_near_expiry.clone(),
         );
         r.register(
             "offset_vault_ready",
             "What /readyz last answered: 1 ready, 0 not",
-            m.ready.clone(),
+            self.ready.clone(),
         );
-        Metrics { registry: r, ..m }
     }
 
     /// Records a job's schedule.
