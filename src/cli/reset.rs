@@ -19,9 +19,7 @@ use crate::error::{Error, Result};
 use crate::format::csv as csv_form;
 use crate::kafka::KafkaClient;
 use crate::restore::reset::{self, PreparedReset, ResetSpec};
-use crate::restore::review::{
-    self, PlanBody, PlanFile, PlanRequest, PLAN_FORMAT_VERSION, PLAN_KIND,
-};
+use crate::restore::review::{self, PlanBody, PlanFile, PlanRequest};
 use crate::restore::targets::{parse_datetime, parse_iso_duration, parse_topic, Scenario, Scope};
 use crate::restore::{Choice, Eligible, OutOfRange, PlanOptions, RestoreRequest};
 use crate::snapshot::SnapshotKind;
@@ -534,25 +532,21 @@ fn write_plan_file(
     keys: &crate::sign::Keys,
 ) -> Result<()> {
     let o = &prepared.options;
-    let file = PlanFile::seal(PlanBody {
-        kind: PLAN_KIND.into(),
-        format_version: PLAN_FORMAT_VERSION.into(),
-        created_at: Utc::now(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        cluster_id: kafka.cluster_id().into(),
-        bootstrap_servers: kafka.bootstrap().into(),
-        snapshot_id: prepared.targets.plan.snapshot_id.clone(),
-        request: PlanRequest {
-            groups: spec.selection.groups.clone(),
-            connectors: spec.selection.connectors.clone(),
-            on_out_of_range: o.on_out_of_range,
-            skip_missing: o.skip_missing,
-            stop_connectors: o.stop_connectors,
-            ..Default::default()
-        },
-        plan: prepared.targets.plan.clone(),
-        reset: Some(spec.clone()),
-    });
+    let request = PlanRequest {
+        groups: spec.selection.groups.clone(),
+        connectors: spec.selection.connectors.clone(),
+        on_out_of_range: o.on_out_of_range,
+        skip_missing: o.skip_missing,
+        stop_connectors: o.stop_connectors,
+        ..Default::default()
+    };
+    let file = PlanFile::seal(PlanBody::made_now(
+        kafka.cluster_id(),
+        kafka.bootstrap(),
+        request,
+        prepared.targets.plan.clone(),
+        Some(spec.clone()),
+    ));
     file.write(path, keys)?;
     crate::noteln!(
         "plan written to {}; apply exactly this reset with: offset-vault reset --from-plan {} --execute",

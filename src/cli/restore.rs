@@ -13,7 +13,7 @@ use crate::error::{exit, Error, Result};
 use crate::kafka::KafkaClient;
 use crate::restore::plan::Recreate;
 use crate::restore::plan::{Action, Plan};
-use crate::restore::review::{PlanBody, PlanFile, PlanRequest, PLAN_FORMAT_VERSION, PLAN_KIND};
+use crate::restore::review::{PlanBody, PlanFile, PlanRequest};
 use crate::restore::watch;
 use crate::restore::{self, Choice, Eligible, Outcome, PlanOptions, RestoreRequest, Status};
 use crate::snapshot::SnapshotKind;
@@ -389,18 +389,13 @@ fn write_plan_file(
     prepared: &restore::Prepared,
     keys: &crate::sign::Keys,
 ) -> Result<()> {
-    let file = PlanFile::seal(PlanBody {
-        kind: PLAN_KIND.into(),
-        format_version: PLAN_FORMAT_VERSION.into(),
-        created_at: Utc::now(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        cluster_id: kafka.cluster_id().into(),
-        bootstrap_servers: kafka.bootstrap().into(),
-        snapshot_id: prepared.targets.plan.snapshot_id.clone(),
-        request: plan_request(req),
-        plan: prepared.targets.plan.clone(),
-        reset: None,
-    });
+    let file = PlanFile::seal(PlanBody::made_now(
+        kafka.cluster_id(),
+        kafka.bootstrap(),
+        plan_request(req),
+        prepared.targets.plan.clone(),
+        None,
+    ));
     file.write(path, keys)?;
     crate::noteln!(
         "plan written to {}; apply exactly this plan with: offset-vault restore --from-plan {} --execute",

@@ -61,6 +61,30 @@ pub struct PlanBody {
     pub reset: Option<super::reset::ResetSpec>,
 }
 
+impl PlanBody {
+    /// The body of a plan made now on the cluster `cluster_id` (reached at `bootstrap`).
+    pub fn made_now(
+        cluster_id: &str,
+        bootstrap: &str,
+        request: PlanRequest,
+        plan: Plan,
+        reset: Option<super::reset::ResetSpec>,
+    ) -> Self {
+        PlanBody {
+            kind: PLAN_KIND.into(),
+            format_version: PLAN_FORMAT_VERSION.into(),
+            created_at: Utc::now(),
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            cluster_id: cluster_id.into(),
+            bootstrap_servers: bootstrap.into(),
+            snapshot_id: plan.snapshot_id.clone(),
+            request,
+            plan,
+            reset,
+        }
+    }
+}
+
 /// A plan file: the body and its SHA-256.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlanFile {
