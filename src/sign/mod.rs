@@ -115,11 +115,16 @@ impl SecretKey {
             .map_err(|e| bad_key(source, "secret key (PKCS#8)", e))
     }
 
+    /// The PKCS#8 v1 form (the secret key alone), the one OpenSSL writes and reads for Ed25519;
+    /// the v2 form with the public key beside it is not read by OpenSSL 3.0.
     pub fn to_pem(&self) -> Result<String> {
-        self.key
-            .to_pkcs8_pem(Default::default())
-            .map(|pem| pem.to_string())
-            .map_err(|e| Error::Internal(format!("cannot encode the secret key: {e}")))
+        ed25519_dalek::pkcs8::KeypairBytes {
+            secret_key: self.key.to_bytes(),
+            public_key: None,
+        }
+        .to_pkcs8_pem(Default::default())
+        .map(|pem| pem.to_string())
+        .map_err(|e| Error::Internal(format!("cannot encode the secret key: {e}")))
     }
 
     pub fn id(&self) -> &str {
@@ -341,10 +346,6 @@ impl Keys {
 
     pub fn signer(&self) -> Option<&SecretKey> {
         self.signer.as_ref()
-    }
-
-    pub fn trusted(&self) -> &[PublicKey] {
-        &self.trusted
     }
 
     /// Whether only objects signed by a trusted key are accepted.

@@ -608,3 +608,99 @@ async fn signed_segments_serve_at_and_an_unsigned_one_is_refused() {
         "only the unsigned segments: {all:#}"
     );
 }
+
+fn openssl(args: &[&str]) -> std::process::Output {
+    let out = std::process::Command::new("openssl")
+        .args(args)
+        .output()
+        .expect("openssl runs (scripts/test-env installs it)");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// OpenSSL as the independent reference: it reads the keys `keygen` writes, a key OpenSSL made
+/// signs snapshots, and OpenSSL verifies the detached signature of a manifest over the message
+/// the README describes.
+#[tokio::test(flavor = "multi_thread")]
+async fn openssl_reads_the_keys_and_verifies_the_signatures() {
+    if !env::require_kafka() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (ci_key, ci_pub, _) = keygen(dir.path(), "ci").await;
+    let derived = openssl(&["pkey", "-in", &ci_key, "-pubout"]);
+    assert_eq!(
+        String::from_utf8(derived.stdout).unwrap(),
+        std::fs::read_to_string(&ci_pub).unwrap(),
+        "OpenSSL derives the same public key from keygen's secret key"
+    );
+    // A key made by OpenSSL signs, and its public half (from OpenSSL) is trusted.
+    let ossl_key = dir.path().join("ossl.key");
+    let ossl_pub = dir.path().join("ossl.pub");
+    let (k, p) = (ossl_key.to_str().unwrap(), ossl_pub.to_str().unwrap());
+    openssl(&["genpkey", "-algorithm", "ed25519", "-out", k]);
+    openssl(&["pkey", "-in", k, "-pubout", "-out", p]);
+    let (_topic, group) = group_at("ov-sign-ossl", 2).await;
+    let (_store_dir, store) = local_store();
+    let id = snapshot_id(&store, &["--group", &group, "--signing-key", k]).await;
+    let shown = ov(
+        &store,
+        &["show", &id, "--trusted-key", p, "--output", "json"],
+    )
+    .await
+    .ok()
+    .json();
+    assert_eq!(shown["signature"]["status"], "trusted", "{shown:#}");
+
+    // OpenSSL verifies the detached signature over
+    // "offset-vault signature v1\n<purpose>\n<SHA-256 of the manifest>\n".
+    let folder = folder(&store, &id);
+    let manifest = std::fs::read(folder.join("manifest.json")).unwrap();
+    let sig: Value =
+        serde_json::from_slice(&std::fs::read(folder.join("manifest.json.sig")).unwrap()).unwrap();
+    let digest = offset_vault::snapshot::manifest::sha256_hex(&manifest);
+    assert_eq!(sig["sha256"], digest.as_str());
+    let msg = dir.path().join("msg");
+    std::fs::write(
+        &msg,
+        format!("offset-vault signature v1\nsnapshot-manifest\n{digest}\n"),
+    )
+    .unwrap();
+    use base64::Engine;
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(sig["signature"].as_str().unwrap())
+        .unwrap();
+    let sig_file = dir.path().join("sig.bin");
+    std::fs::write(&sig_file, &raw).unwrap();
+    let verify = |message: &Path| {
+        std::process::Command::new("openssl")
+            .args(["pkeyutl", "-verify", "-pubin", "-inkey", p, "-rawin", "-in"])
+            .arg(message)
+            .arg("-sigfile")
+            .arg(&sig_file)
+            .output()
+            .unwrap()
+    };
+    let ok = verify(&msg);
+    assert!(
+        ok.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&ok.stdout),
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    // And refuses it for another manifest's digest.
+    let other = dir.path().join("other");
+    std::fs::write(
+        &other,
+        format!(
+            "offset-vault signature v1\nsnapshot-manifest\n{}\n",
+            "0".repeat(64)
+        ),
+    )
+    .unwrap();
+    assert!(!verify(&other).status.success());
+}
