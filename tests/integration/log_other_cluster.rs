@@ -112,23 +112,34 @@ pub(crate) async fn other_kcg(args: &[&str]) -> ToolOutput {
 
 /// The group's committed offsets on `topic` as kafka-consumer-groups --describe shows them on
 /// the second cluster; `None` when the tool says the group does not exist.
+///
+/// While the coordinator deletes an expired group, or right after a commit creates it again,
+/// the tool can fail once with `GroupIdNotFoundException: ... is not a consumer group`: a
+/// failed describe is asked again for up to 15 s before it fails the test.
 pub(crate) async fn other_committed(group: &str, topic: &str) -> Option<BTreeMap<i32, i64>> {
-    let out = other_kcg(&["--describe", "--group", group]).await;
-    let text = format!("{}{}", out.stdout, out.stderr);
-    if text.contains("does not exist") || text.contains("not found") {
-        return None;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let out = other_kcg(&["--describe", "--group", group]).await;
+        let text = format!("{}{}", out.stdout, out.stderr);
+        if text.contains("does not exist") || text.contains("not found") {
+            return None;
+        }
+        if out.success && !out.stdout.contains("Error:") {
+            return Some(
+                parse_kcg_describe(&out.stdout)
+                    .into_iter()
+                    .filter(|r| r.topic == topic)
+                    .filter_map(|r| Some((r.partition, r.current_offset?)))
+                    .collect(),
+            );
+        }
+        assert!(
+            Instant::now() < deadline,
+            "kafka-consumer-groups --describe --group {group} on the second cluster:\n{text}"
+        );
+        eprintln!("kafka-consumer-groups --describe --group {group} failed; asking again:\n{text}");
+        tokio::time::sleep(Duration::from_secs(1)).await;
     }
-    assert!(
-        out.success && !out.stdout.contains("Error:"),
-        "kafka-consumer-groups --describe --group {group} on the second cluster:\n{text}"
-    );
-    Some(
-        parse_kcg_describe(&out.stdout)
-            .into_iter()
-            .filter(|r| r.topic == topic)
-            .filter_map(|r| Some((r.partition, r.current_offset?)))
-            .collect(),
-    )
 }
 
 /// `offset-vault` against the second cluster, as its super user (PLAINTEXT) or with these
