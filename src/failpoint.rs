@@ -9,6 +9,7 @@
 //! Points: `snapshot-after-describe`, `snapshot-before-manifest`, `restore-before-stop` (a
 //! restore's or reset's, before it stops connectors), `restore-connectors-stopped`,
 //! `restore-after-undo`, `restore-after-group-commit` (after each group's commit),
+//! `restore-between-batches` (before each batch of groups after the first is committed),
 //! `prune-after-manifest` (after a snapshot's manifest is deleted, before its data files).
 
 /// Sets the failpoints up from `FAILPOINTS`; keep the guard alive while the command runs.

@@ -753,6 +753,11 @@ pub struct RestoreArgs {
     /// How many groups' offset commits are in flight at once (each commit carries one group).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub commit_concurrency: u16,
+    /// Plan, apply and read back at most this many partitions at a time (whole groups; a larger
+    /// group is a batch of its own). Memory grows with it, not with the snapshot. Every batch
+    /// is planned and checked before the first offset changes.
+    #[arg(long, value_name = "PARTITIONS", default_value_t = crate::restore::ledger::DEFAULT_BATCH_PARTITIONS as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    pub batch_partitions: u64,
     /// After an executed restore, follow the connectors' and tasks' states, the groups'
     /// committed offsets and their lag for DURATION (e.g. 2m), and end with a verdict; a
     /// connector or task that fails meanwhile exits 16 (with the first lines of its trace).

@@ -348,6 +348,9 @@ fn request(args: &ResetArgs, spec: &ResetSpec, prepared: &PreparedReset) -> Rest
         wait_timeout: args.wait_timeout,
         settle: args.settle,
         commit_concurrency: args.commit_concurrency.into(),
+        // A reset computes its targets from the live state in one pass: one batch.
+        batch_partitions: usize::MAX,
+        reviewed_groups: None,
         reviewed: None,
         connector_config: BTreeMap::new(),
         undo_kind: SnapshotKind::PreReset,
@@ -419,7 +422,7 @@ async fn run(
     crate::progress::stage("planning the reset", 0);
     let base = base_options(args, reviewed.as_ref());
     let mut prepared = reset::prepare(&kafka, &clients, &spec, &base).await?;
-    facts.groups = prepared.targets.plan.group_changes();
+    facts.groups = prepared.plan.group_changes();
     facts
         .detail
         .insert("scenario".into(), json!(spec.scenario.describe()));
@@ -433,7 +436,7 @@ async fn run(
     if let Some(path) = &args.plan_file {
         write_plan_file(path, &kafka, &spec, &prepared, &keys)?;
     }
-    let plan = &prepared.targets.plan;
+    let plan = &prepared.plan;
     if !args.execute {
         return Ok(dry_run(cli.global.output, &spec, &prepared));
     }
@@ -488,7 +491,7 @@ fn as_reviewed(
     spec: &ResetSpec,
     prepared: &PreparedReset,
 ) -> Result<Vec<review::Moved>> {
-    let mut cmp = review::compare(&f.body.plan, &prepared.targets.plan);
+    let mut cmp = review::compare(&f.body.plan, &prepared.plan);
     if spec.scenario.is_relative() {
         cmp.changes
             .extend(review::stale_relative_targets(&cmp.moved));
@@ -503,7 +506,7 @@ fn as_reviewed(
 
 /// Prints the plan of a dry run; returns its exit code.
 fn dry_run(output: OutputFormat, spec: &ResetSpec, prepared: &PreparedReset) -> i32 {
-    let plan = &prepared.targets.plan;
+    let plan = &prepared.plan;
     match output {
         OutputFormat::Json => print_json(&json!({
             "status": "dry-run",
@@ -544,7 +547,7 @@ fn write_plan_file(
         kafka.cluster_id(),
         kafka.bootstrap(),
         request,
-        prepared.targets.plan.clone(),
+        prepared.plan.clone(),
         Some(spec.clone()),
     ));
     file.write(path, keys)?;

@@ -6,28 +6,33 @@ use chrono::Utc;
 use comfy_table::{Cell, Color};
 use serde_json::json;
 
-use super::output::{print_json, right, table};
+use super::output::{print_json, print_json_spliced, right, table, Emit, Splice};
 use super::{Cli, OutputFormat, RestoreArgs};
 use crate::audit::{EventType, Facts};
 use crate::error::{exit, Error, Result};
 use crate::kafka::KafkaClient;
+use crate::restore::ledger::Ledger;
 use crate::restore::plan::Recreate;
-use crate::restore::plan::{Action, Plan};
+use crate::restore::plan::{Action, GroupPlan, Plan};
 use crate::restore::review::{PlanBody, PlanFile, PlanRequest};
+use crate::restore::spool::Spool;
 use crate::restore::watch;
 use crate::restore::{self, Choice, Eligible, Outcome, PlanOptions, RestoreRequest, Status};
 use crate::snapshot::SnapshotKind;
 use crate::timeutil::parse_time;
 
 /// Reads and checks `--from-plan`: before anything else, so a bad file costs no connection.
-fn read_plan_file(args: &RestoreArgs) -> Result<Option<PlanFile>> {
+fn read_plan_file(args: &RestoreArgs) -> Result<Option<Reviewed>> {
     args.from_plan
         .as_deref()
-        .map(|path| PlanFile::read(path, false))
+        .map(|path| PlanFile::read_streamed(path, Some(false)))
         .transpose()
 }
 
-fn request(args: &RestoreArgs, reviewed: Option<PlanFile>) -> Result<RestoreRequest> {
+/// A plan file read as a stream: the file without its groups, and the groups.
+type Reviewed = (PlanFile, Spool<GroupPlan>);
+
+fn request(args: &RestoreArgs, reviewed: Option<Reviewed>) -> Result<RestoreRequest> {
     match reviewed {
         Some(file) => reviewed_request(args, file),
         None => args_request(args),
@@ -36,7 +41,7 @@ fn request(args: &RestoreArgs, reviewed: Option<PlanFile>) -> Result<RestoreRequ
 
 /// The request of `--from-plan`: the one the plan was made with; only the execution settings
 /// (undo, waits, settle, concurrency, identities) come from the command line.
-fn reviewed_request(args: &RestoreArgs, file: PlanFile) -> Result<RestoreRequest> {
+fn reviewed_request(args: &RestoreArgs, (file, groups): Reviewed) -> Result<RestoreRequest> {
     let r = file.body.request.clone();
     Ok(RestoreRequest {
         choice: Choice::Id(file.body.snapshot_id.clone()),
@@ -67,7 +72,9 @@ fn reviewed_request(args: &RestoreArgs, file: PlanFile) -> Result<RestoreRequest
         wait_timeout: args.wait_timeout,
         settle: args.settle,
         commit_concurrency: args.commit_concurrency.into(),
+        batch_partitions: usize::try_from(args.batch_partitions).unwrap_or(usize::MAX),
         reviewed: Some(file),
+        reviewed_groups: Some(groups),
         connector_config: Default::default(),
         undo_kind: SnapshotKind::Undo,
         undo_tags: BTreeMap::new(),
@@ -132,7 +139,9 @@ fn args_request(args: &RestoreArgs) -> Result<RestoreRequest> {
         wait_timeout: args.wait_timeout,
         settle: args.settle,
         commit_concurrency: args.commit_concurrency.into(),
+        batch_partitions: usize::try_from(args.batch_partitions).unwrap_or(usize::MAX),
         reviewed: None,
+        reviewed_groups: None,
         connector_config: overrides,
         undo_kind: SnapshotKind::Undo,
         undo_tags: BTreeMap::new(),
@@ -221,10 +230,22 @@ async fn watch_after(
         humantime::format_duration(duration)
     );
     let notify = |line: &str| crate::noteln!("watch: {line}");
+    let whole = match &outcome.ledger {
+        Some(ledger) => match ledger.whole() {
+            Ok(plan) => plan,
+            Err(e) => {
+                crate::alertln!(
+                    "--watch: the plan could not be read again ({e}); nothing is watched"
+                );
+                return (None, code);
+            }
+        },
+        None => outcome.plan.clone(),
+    };
     let report = watch::watch(
         kafka,
         &targets.connect_by_name,
-        &outcome.plan,
+        &whole,
         &watch::WatchOptions::new(duration),
         &notify,
     )
@@ -310,7 +331,7 @@ async fn run(
     let reviewed = read_plan_file(args)?;
     let keys = cli.global.keys()?;
     super::sign::check_plan(
-        reviewed.as_ref(),
+        reviewed.as_ref().map(|(f, _)| f),
         args.from_plan.as_deref(),
         &keys,
         args.require_approvals,
@@ -341,7 +362,7 @@ async fn run(
     let kafka = KafkaClient::connect(settings).await?;
     crate::progress::stage("planning the restore", 0);
     let prepared = restore::prepare(verified, &kafka, &clients, &req).await?;
-    facts.groups = prepared.targets.plan.group_changes();
+    facts.groups = prepared.targets.ledger.group_changes()?;
     if !prepared.targets.moved.is_empty() {
         crate::noteln!(
             "{} partition(s) moved since the plan was reviewed; the targets are unchanged",
@@ -353,12 +374,12 @@ async fn run(
     }
     crate::progress::finish();
     if !args.execute {
-        return Ok(dry_run(cli.global.output, &prepared));
+        return dry_run(cli.global.output, &prepared);
     }
 
     *phase = "execute";
     if cli.global.output == OutputFormat::Table {
-        print_plan(&prepared.targets.plan, "restore");
+        print_ledger(&prepared.targets.ledger, "restore")?;
     }
     let run = Apply {
         store: &store,
@@ -372,7 +393,7 @@ async fn run(
     };
     run.go(facts, |outcome| {
         vec![
-            ("snapshot", json!(prepared.loaded.manifest.meta.id)),
+            ("snapshot", json!(prepared.manifest.meta.id)),
             ("chosen_because", json!(prepared.chosen_because)),
             ("verified", json!(outcome.verified())),
         ]
@@ -389,14 +410,15 @@ fn write_plan_file(
     prepared: &restore::Prepared,
     keys: &crate::sign::Keys,
 ) -> Result<()> {
-    let file = PlanFile::seal(PlanBody::made_now(
+    let ledger = &prepared.targets.ledger;
+    let body = PlanBody::made_now(
         kafka.cluster_id(),
         kafka.bootstrap(),
         plan_request(req),
-        prepared.targets.plan.clone(),
+        ledger.head.clone(),
         None,
-    ));
-    file.write(path, keys)?;
+    );
+    PlanFile::write_streamed(path, body, &mut ledger.groups()?, Vec::new(), keys.signer())?;
     crate::noteln!(
         "plan written to {}; apply exactly this plan with: offset-vault restore --from-plan {} --execute",
         path.display(),
@@ -406,25 +428,57 @@ fn write_plan_file(
 }
 
 /// Prints the plan of a dry run; returns its exit code.
-fn dry_run(output: OutputFormat, prepared: &restore::Prepared) -> i32 {
-    let plan = &prepared.targets.plan;
+fn dry_run(output: OutputFormat, prepared: &restore::Prepared) -> Result<i32> {
+    let ledger = &prepared.targets.ledger;
+    let plan = &ledger.head;
     match output {
-        OutputFormat::Json => print_json(&json!({
-            "status": "dry-run",
-            "exit_code": plan_code(plan),
-            "snapshot": prepared.loaded.manifest.meta.id,
-            "kind": prepared.loaded.manifest.meta.kind,
-            "chosen_because": prepared.chosen_because,
-            "executed": false,
-            "moved": prepared.targets.moved,
-            "plan": plan,
-        })),
+        OutputFormat::Json => {
+            let doc = json!({
+                "status": "dry-run",
+                "exit_code": plan_code(plan),
+                "snapshot": prepared.manifest.meta.id,
+                "kind": prepared.manifest.meta.kind,
+                "chosen_because": prepared.chosen_because,
+                "executed": false,
+                "moved": prepared.targets.moved,
+                "plan": plan,
+            });
+            print_json_spliced(
+                &doc,
+                &mut [Splice {
+                    path: &["plan", "groups"],
+                    write: &mut |emit| emit_groups(ledger, emit),
+                }],
+            )?;
+        }
         OutputFormat::Table => {
-            print_plan(plan, "restore");
+            print_ledger(ledger, "restore")?;
             crate::noteln!("dry run: nothing was changed; add --execute to apply this plan");
         }
     }
-    plan_code(plan)
+    Ok(plan_code(plan))
+}
+
+/// Hands every group of the plan to `emit`, batch by batch.
+pub(super) fn emit_groups(ledger: &Ledger, emit: &mut Emit<'_>) -> Result<()> {
+    for batch in ledger.batches()? {
+        for g in batch?.groups {
+            emit(&serde_json::to_value(&g).map_err(|e| Error::Internal(e.to_string()))?)?;
+        }
+    }
+    Ok(())
+}
+
+/// Prints a plan held batch by batch: each batch's groups, then the totals once.
+pub fn print_ledger(ledger: &Ledger, what: &str) -> Result<()> {
+    let mut warnings = Vec::new();
+    for batch in ledger.batches()? {
+        let batch = batch?;
+        print_plan_groups(&batch, what);
+        warnings.extend(batch.groups.into_iter().flat_map(|g| g.warnings));
+    }
+    print_plan_tail(&ledger.head, what, &warnings);
+    Ok(())
 }
 
 /// Executing a planned restore or reset, watching it (`--watch`), and reporting the outcome:
@@ -492,7 +546,7 @@ impl Apply<'_> {
                     map.insert(k.into(), v);
                 }
             }
-            print_json(&doc);
+            print_outcome_json(&doc, &outcome)?;
         }
         for e in &outcome.errors {
             crate::alertln!("error: {}", e.message);
@@ -501,8 +555,49 @@ impl Apply<'_> {
     }
 }
 
+/// The JSON document of an outcome: its plan's groups and every partition read back are
+/// written from their spools.
+fn print_outcome_json(doc: &serde_json::Value, outcome: &Outcome) -> Result<()> {
+    let mut groups = |emit: &mut Emit<'_>| match &outcome.ledger {
+        Some(ledger) => emit_groups(ledger, emit),
+        None => Ok(()),
+    };
+    let mut checks = |emit: &mut Emit<'_>| {
+        let Some(all) = &outcome.all_checks else {
+            for c in &outcome.checks {
+                emit(&json!(c))?;
+            }
+            return Ok(());
+        };
+        for c in all.reader()? {
+            emit(&json!(c?))?;
+        }
+        Ok(())
+    };
+    let mut splices = vec![Splice {
+        path: &["checks"],
+        write: &mut checks,
+    }];
+    if outcome.ledger.is_some() {
+        splices.push(Splice {
+            path: &["plan", "groups"],
+            write: &mut groups,
+        });
+    }
+    print_json_spliced(doc, &mut splices)
+}
+
 fn opt(v: Option<i64>) -> String {
     v.map(|v| v.to_string()).unwrap_or_else(|| "-".into())
+}
+
+/// `: a, b, c` (all of them: an operator needs every name to check).
+fn list(names: &[String]) -> String {
+    if names.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", names.join(", "))
+    }
 }
 
 fn action_cell(action: Action, what: &str) -> Cell {
@@ -525,6 +620,17 @@ fn action_cell(action: Action, what: &str) -> Cell {
 /// Prints a plan; `what` is the command (`restore`, or `reset`, whose targets are not a
 /// snapshot's offsets but the ones its scenario asked for).
 pub fn print_plan(plan: &Plan, what: &str) {
+    print_plan_groups(plan, what);
+    let warnings: Vec<String> = plan
+        .groups
+        .iter()
+        .flat_map(|g| g.warnings.iter().cloned())
+        .collect();
+    print_plan_tail(plan, what, &warnings);
+}
+
+/// The table of a plan's groups and partitions.
+fn print_plan_groups(plan: &Plan, what: &str) {
     let mut t = table(&[
         "GROUP",
         "TOPIC",
@@ -563,6 +669,10 @@ pub fn print_plan(plan: &Plan, what: &str) {
     }
     right(&mut t, &[2, 3, 4, 5, 6, 7, 8, 9]);
     crate::outln!("{t}");
+}
+
+/// The connectors, the totals, the problems and the groups' warnings of a plan.
+fn print_plan_tail(plan: &Plan, what: &str, warnings: &[String]) {
     if !plan.connectors.is_empty() {
         let during = format!("DURING {}", what.to_uppercase());
         let mut c = table(&[
@@ -613,9 +723,57 @@ pub fn print_plan(plan: &Plan, what: &str) {
     for p in &plan.problems {
         crate::outln!("  ! {p}");
     }
-    for w in plan.groups.iter().flat_map(|g| &g.warnings) {
+    for w in warnings {
         crate::outln!("  note: {w}");
     }
+}
+
+/// The read-back table, 10,000 rows per table.
+fn print_checks(outcome: &Outcome) -> Result<()> {
+    let all: Box<dyn Iterator<Item = Result<restore::PartitionCheck>>> = match &outcome.all_checks {
+        Some(spool) => Box::new(spool.reader()?),
+        None => Box::new(outcome.checks.iter().cloned().map(Ok)),
+    };
+    let new_table = || {
+        table(&[
+            "GROUP",
+            "TOPIC",
+            "PARTITION",
+            "TARGET",
+            "READ BACK",
+            "RESULT",
+        ])
+    };
+    let mut t = new_table();
+    let mut rows = 0;
+    let flush = |t: &mut comfy_table::Table| {
+        right(t, &[2, 3, 4]);
+        crate::outln!("{t}");
+    };
+    for c in all {
+        let c = c?;
+        t.add_row(vec![
+            Cell::new(&c.group_id),
+            Cell::new(&c.topic),
+            Cell::new(c.partition),
+            Cell::new(c.target),
+            Cell::new(opt(c.actual)),
+            if c.ok {
+                Cell::new("ok")
+            } else {
+                Cell::new("DIFFERS").fg(Color::Red)
+            },
+        ]);
+        rows += 1;
+        if rows % 10_000 == 0 {
+            flush(&mut t);
+            t = new_table();
+        }
+    }
+    if rows % 10_000 != 0 {
+        flush(&mut t);
+    }
+    Ok(())
 }
 
 /// Prints what an executed restore (or reset: `what`, with its undo point of kind `kind`) did.
@@ -630,6 +788,26 @@ fn print_outcome(outcome: &Outcome, what: &str, kind: SnapshotKind) {
         crate::outln!("{kind} snapshot {id}; to undo this {what}:");
         crate::outln!("  {cmd}");
     }
+    if outcome.status == Status::PartiallyApplied {
+        crate::outln!(
+            "changed (commit acknowledged): {} group(s){}",
+            outcome.changed_groups.len(),
+            list(&outcome.changed_groups)
+        );
+        if !outcome.unconfirmed_groups.is_empty() {
+            crate::outln!(
+                "no answer to the commit (may have changed): {} group(s){}",
+                outcome.unconfirmed_groups.len(),
+                list(&outcome.unconfirmed_groups)
+            );
+        }
+        if outcome.groups_not_attempted > 0 {
+            crate::outln!(
+                "not attempted (unchanged): {} group(s)",
+                outcome.groups_not_attempted
+            );
+        }
+    }
     for m in &outcome.moved {
         crate::outln!(
             "  moved since review: {} {}[{}] {} -> {} (target unchanged)",
@@ -640,31 +818,8 @@ fn print_outcome(outcome: &Outcome, what: &str, kind: SnapshotKind) {
             opt(m.now)
         );
     }
-    if !outcome.checks.is_empty() {
-        let mut t = table(&[
-            "GROUP",
-            "TOPIC",
-            "PARTITION",
-            "TARGET",
-            "READ BACK",
-            "RESULT",
-        ]);
-        for c in &outcome.checks {
-            t.add_row(vec![
-                Cell::new(&c.group_id),
-                Cell::new(&c.topic),
-                Cell::new(c.partition),
-                Cell::new(c.target),
-                Cell::new(opt(c.actual)),
-                if c.ok {
-                    Cell::new("ok")
-                } else {
-                    Cell::new("DIFFERS").fg(Color::Red)
-                },
-            ]);
-        }
-        right(&mut t, &[2, 3, 4]);
-        crate::outln!("{t}");
+    if let Err(e) = print_checks(outcome) {
+        crate::alertln!("the read-back could not be printed: {e}");
     }
     for m in &outcome.connector_mismatches {
         crate::outln!("  ! {m}");

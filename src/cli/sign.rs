@@ -82,11 +82,7 @@ pub async fn cmd_approve(cli: &Cli, args: &ApproveArgs) -> Result<i32> {
     use crate::restore::review::PlanFile;
     let path = &args.plan;
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| crate::error::Error::ReadFile {
-        path: path.clone(),
-        source,
-    })?;
-    let mut file = PlanFile::from_bytes(&name, &bytes)?;
+    let (mut file, groups) = PlanFile::read_streamed(path, None)?;
     let (source, text) = crate::sign::key_text("--key", &args.key)?;
     let key = crate::sign::SecretKey::from_pem(&source, &text)?;
     let keys = cli.global.keys()?;
@@ -101,12 +97,15 @@ pub async fn cmd_approve(cli: &Cli, args: &ApproveArgs) -> Result<i32> {
         subject: Some(file.sha256.clone()),
         plan_sha256: Some(file.sha256.clone()),
         snapshot_ids: vec![file.body.snapshot_id.clone()],
-        groups: file.body.plan.group_changes(),
+        groups: groups
+            .reader()?
+            .map(|g| g.map(|g| crate::restore::plan::group_change(&g)))
+            .collect::<Result<_>>()?,
         ..Default::default()
     };
     facts.detail.insert("approved_by".into(), key.id().into());
     facts.detail.insert("plan_file".into(), name.clone().into());
-    let result = approve(cli, &mut file, &name, &key, &keys);
+    let result = approve(cli, &mut file, &groups, &name, &key, &keys);
     super::audit::finish(trail, facts, &result).await;
     result
 }
@@ -114,13 +113,32 @@ pub async fn cmd_approve(cli: &Cli, args: &ApproveArgs) -> Result<i32> {
 fn approve(
     cli: &Cli,
     file: &mut crate::restore::review::PlanFile,
+    groups: &crate::restore::spool::Spool<crate::restore::plan::GroupPlan>,
     name: &str,
     key: &crate::sign::SecretKey,
     keys: &crate::sign::Keys,
 ) -> Result<i32> {
     crate::restore::approval::approve(file, name, key, keys)?;
     let trust = crate::restore::approval::judge(file, keys);
-    write_atomically(std::path::Path::new(name), &file.to_bytes())?;
+    // Written again from the groups read, to a new file that replaces the old one at once.
+    let written = crate::restore::review::PlanFile::write_streamed(
+        std::path::Path::new(name),
+        file.body.clone(),
+        &mut groups.reader()?,
+        file.signatures.clone(),
+        None,
+    )
+    .map_err(|e| {
+        crate::error::Error::usage(format!(
+            "cannot write {name}: {e}; the plan file is unchanged"
+        ))
+    })?;
+    if written.sha256 != file.sha256 {
+        return Err(crate::error::Error::Internal(format!(
+            "{name} was written again with another checksum ({} instead of {}); approve it again",
+            written.sha256, file.sha256
+        )));
+    }
     let b = &file.body;
     let s = &b.plan.summary;
     let kind = if b.reset.is_some() {
@@ -197,25 +215,5 @@ pub(super) fn check_plan(
         }
     }
     facts.plan_sha256 = reviewed.map(|f| f.sha256.clone());
-    Ok(())
-}
-
-fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let fail = |e: &dyn std::fmt::Display| {
-        crate::error::Error::usage(format!(
-            "cannot write {}: {e}; the plan file is unchanged",
-            path.display()
-        ))
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| fail(&e))?;
-    tmp.write_all(bytes)
-        .and_then(|_| tmp.as_file().sync_all())
-        .map_err(|e| fail(&e))?;
-    tmp.persist(path).map_err(|e| fail(&e.error))?;
     Ok(())
 }

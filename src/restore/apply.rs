@@ -12,9 +12,10 @@ use serde_json::Value;
 use super::connectors::{
     finish_recreated, recreate_connectors, resume_all, stop_connectors, Stopped,
 };
+use super::ledger::{Ledger, Planning};
 use super::outcome::{Drift, Outcome, PartitionCheck, Phase, Status};
 use super::plan::{self, Action, Plan};
-use super::review;
+use super::spool::Spool;
 use super::{RestoreRequest, Targets};
 use crate::connect::{ConnectClient, OffsetsAnswer};
 use crate::error::{exit, Error, Result};
@@ -46,9 +47,10 @@ pub async fn execute(
     req: &RestoreRequest,
     notify: &(dyn Fn(&str) + Sync),
 ) -> Outcome {
-    let mut out = Outcome::new(prepared.plan.clone());
+    let mut out = Outcome::new(prepared.plan().clone());
+    out.ledger = Some(prepared.ledger.clone());
     out.moved = prepared.moved.clone();
-    let first = &prepared.plan;
+    let first = prepared.plan();
     if !first.applicable {
         out.fail(
             exit::NOT_APPLICABLE,
@@ -131,26 +133,38 @@ async fn run(
     let Some(fresh) = stop_and_review(kafka, all_clients, prepared, req, out, stopped).await else {
         return;
     };
-    out.plan = fresh;
+    out.plan = fresh.head.clone();
+    out.ledger = Some(fresh.clone());
     out.phase = Phase::Reviewed;
     if !changes_anything(&out.plan) {
         out.status = Status::NothingToChange;
         return;
     }
     if req.undo {
-        if !write_undo(store, kafka, all_clients, prepared, req, notify, out).await {
+        if !write_undo(
+            store,
+            kafka,
+            all_clients,
+            prepared,
+            req,
+            notify,
+            &fresh,
+            out,
+        )
+        .await
+        {
             return;
         }
         crate::failpoint::hit("restore-after-undo");
     } else {
         tracing::warn!("--no-undo: no undo snapshot is taken; the current offsets are not saved");
     }
-    apply_and_check(store, kafka, prepared, req, out).await;
+    apply_and_check(store, kafka, prepared, req, &fresh, out).await;
 }
 
-/// Stops the connectors the plan stops, plans again against the stopped state and compares the
-/// result with the reviewed plan. Returns the fresh plan when it is the same and applicable;
-/// otherwise records why in `out` (nothing was changed) and returns `None`.
+/// Stops the connectors the plan stops, plans every batch again against the stopped state and
+/// compares it with the reviewed plan. Returns the fresh plan when it is the same and
+/// applicable; otherwise records why in `out` (nothing was changed) and returns `None`.
 async fn stop_and_review(
     kafka: &KafkaClient,
     all_clients: &[ConnectClient],
@@ -158,7 +172,7 @@ async fn stop_and_review(
     req: &RestoreRequest,
     out: &mut Outcome,
     stopped: &mut Vec<Stopped>,
-) -> Option<Plan> {
+) -> Option<Ledger> {
     crate::failpoint::hit("restore-before-stop");
     if let Err(e) = stop_connectors(kafka, prepared, req, stopped).await {
         out.fail(e.exit_code(), format!("{e}{NOTHING_CHANGED}"));
@@ -168,8 +182,20 @@ async fn stop_and_review(
         out.phase = Phase::ConnectorsStopped;
         crate::failpoint::hit("restore-connectors-stopped");
     }
-    let fresh = match replan(kafka, all_clients, prepared, req).await {
-        Ok(p) => p,
+    let planning = Planning {
+        kafka,
+        clients: all_clients,
+        connectors: &prepared.connectors,
+        snapshot_id: &prepared.plan().snapshot_id,
+        options: &req.plan,
+        by_timestamp: req.by_timestamp,
+        batch_partitions: req.batch_partitions,
+    };
+    let again = match planning
+        .again(&prepared.source, &prepared.ledger, req.relative_targets)
+        .await
+    {
+        Ok(a) => a,
         Err(e) => {
             out.fail(
                 e.exit_code(),
@@ -178,38 +204,35 @@ async fn stop_and_review(
             return None;
         }
     };
-    let mut cmp = review::compare(&prepared.plan, &fresh);
-    if req.relative_targets {
-        cmp.changes
-            .extend(review::stale_relative_targets(&cmp.moved));
-    }
-    out.moved.extend(cmp.moved.iter().cloned());
-    if !cmp.is_same() {
+    out.moved.extend(again.moved.iter().cloned());
+    let Some(mut fresh) = again.fresh else {
         let e = Error::PlanChanged {
-            changes: cmp.changes,
+            changes: again.changes,
         };
         out.fail(e.exit_code(), e.to_string());
         return None;
-    }
-    if !fresh.applicable || fresh.blocked {
+    };
+    if !fresh.head.applicable || fresh.head.blocked {
         out.fail(
-            if fresh.applicable {
+            if fresh.head.applicable {
                 exit::BLOCKED
             } else {
                 exit::NOT_APPLICABLE
             },
             format!(
                 "the live state changed since the plan was made{NOTHING_CHANGED}:\n  - {}",
-                fresh.problems.join("\n  - ")
+                fresh.head.problems.join("\n  - ")
             ),
         );
         return None;
     }
+    fresh.head.snapshot_id = prepared.plan().snapshot_id.clone();
     Some(fresh)
 }
 
 /// Takes the undo snapshot of what the plan changes, before any change. Returns false (with why
 /// in `out`; nothing was changed) when it could not be written.
+#[allow(clippy::too_many_arguments)]
 async fn write_undo(
     store: &Store,
     kafka: &KafkaClient,
@@ -217,9 +240,10 @@ async fn write_undo(
     prepared: &Targets,
     req: &RestoreRequest,
     notify: &(dyn Fn(&str) + Sync),
+    plan: &Ledger,
     out: &mut Outcome,
 ) -> bool {
-    match take_undo(store, kafka, all_clients, prepared, req, &out.plan).await {
+    match take_undo(store, kafka, all_clients, prepared, req, plan).await {
         Ok(id) => {
             let stop = if out.plan.connectors.is_empty() {
                 ""
@@ -249,85 +273,179 @@ async fn write_undo(
     }
 }
 
-/// Commits the plan, records the execution, reads every offset back, and (with `--settle`)
-/// watches that they stay.
+/// What the batches of an apply did so far.
+#[derive(Default)]
+struct Progress {
+    /// Commit and read-back failures, one line each.
+    failures: Vec<String>,
+    /// The read-back could not be done.
+    unverified: Option<String>,
+    batches_done: usize,
+}
+
+/// Commits the plan batch by batch, records each batch's commits, reads each batch back, and
+/// (with `--settle`) watches that they stay. The first batch that fails ends the apply: the
+/// outcome names exactly the groups whose commits were acknowledged.
 async fn apply_and_check(
     store: &Store,
     kafka: &KafkaClient,
     prepared: &Targets,
     req: &RestoreRequest,
+    plan: &Ledger,
     out: &mut Outcome,
 ) {
-    let started_at = chrono::Utc::now();
-    let failures = commit(
-        kafka,
-        &prepared.connect_by_name,
-        &out.plan,
-        req.commit_concurrency,
-    )
-    .await;
-    record_apply(store, kafka, req, out, started_at).await;
-    out.status = Status::Applied;
-    out.phase = Phase::Applied;
-    if !failures.is_empty() {
-        out.status = Status::PartiallyApplied;
-        let undo = match &out.undo_command {
-            Some(cmd) => {
-                format!("; once the cause is fixed, this restores the offsets from before: {cmd}")
-            }
-            None => "; no undo snapshot was taken (--no-undo)".into(),
-        };
-        out.fail(
-            exit::PARTIALLY_APPLIED,
-            format!(
-                "the restore stopped partway; offsets of other partitions may have changed:\n  - {}\n(the read-back below shows where each partition stands{undo})",
-                failures.join("\n  - ")
-            ),
-        );
-    }
-    match read_back(kafka, &prepared.connect_by_name, &out.plan).await {
-        Ok((checks, mismatches)) => {
-            out.checks = checks;
-            out.connector_mismatches = mismatches;
-            if out.status == Status::Applied {
-                out.phase = Phase::ReadBack;
-            }
-        }
+    let mut all_checks = match Spool::new() {
+        Ok(s) => s,
         Err(e) => {
-            out.fail(
-                exit::VERIFY_FAILED,
-                format!("the offsets could not be read back: {e}; they were committed but are not verified (check with kafka-consumer-groups --describe)"),
-            );
+            out.fail(e.exit_code(), format!("{e}{NOTHING_CHANGED}"));
             return;
         }
+    };
+    let mut progress = Progress::default();
+    let batches = match plan.batches() {
+        Ok(b) => b,
+        Err(e) => {
+            out.fail(e.exit_code(), format!("{e}{NOTHING_CHANGED}"));
+            return;
+        }
+    };
+    out.status = Status::Applied;
+    for (index, batch) in batches.enumerate() {
+        let batch = match batch {
+            Ok(b) => b,
+            Err(e) => {
+                progress.failures.push(e.to_string());
+                break;
+            }
+        };
+        if !progress.failures.is_empty() || progress.unverified.is_some() {
+            out.groups_not_attempted += batch.groups.len();
+            continue;
+        }
+        if index > 0 {
+            crate::failpoint::hit("restore-between-batches");
+        }
+        apply_batch(
+            store,
+            kafka,
+            prepared,
+            req,
+            &batch,
+            out,
+            &mut all_checks,
+            &mut progress,
+        )
+        .await;
+        out.phase = Phase::Applied;
     }
+    if let Err(e) = all_checks.seal() {
+        progress.unverified.get_or_insert(e.to_string());
+    }
+    out.all_checks = Some(all_checks);
+    let what = if req.undo_kind == SnapshotKind::PreReset {
+        "reset"
+    } else {
+        "restore"
+    };
+    finish_apply(out, progress, plan.batch_count(), what);
     if out.status == Status::Applied && out.verified() && !req.settle.is_zero() {
-        settle(kafka, req.settle, out).await;
+        settle(kafka, req.settle, plan, out).await;
     }
 }
 
-/// Plans again, against the state after connectors stopped.
-async fn replan(
+/// Commits one batch, writes its record, and reads it back into `all_checks`.
+#[allow(clippy::too_many_arguments)]
+async fn apply_batch(
+    store: &Store,
     kafka: &KafkaClient,
-    all_clients: &[ConnectClient],
     prepared: &Targets,
     req: &RestoreRequest,
-) -> Result<Plan> {
-    let (view, _) = crate::live::read(
+    batch: &Plan,
+    out: &mut Outcome,
+    all_checks: &mut Spool<PartitionCheck>,
+    progress: &mut Progress,
+) {
+    let started_at = chrono::Utc::now();
+    let committed = commit(
         kafka,
-        all_clients,
-        &prepared.groups,
-        &prepared.connectors,
-        req.by_timestamp,
+        &prepared.connect_by_name,
+        batch,
+        req.commit_concurrency,
     )
-    .await?;
-    Ok(plan::build(
-        &prepared.plan.snapshot_id,
-        &prepared.groups,
-        &prepared.connectors,
-        &view,
-        &req.plan,
-    ))
+    .await;
+    out.changed_groups.extend(committed.acknowledged);
+    out.unconfirmed_groups.extend(committed.unanswered);
+    record_apply(store, kafka, req, out, batch, started_at).await;
+    progress.failures.extend(committed.failures);
+    match read_back(kafka, &prepared.connect_by_name, batch).await {
+        Ok((checks, mismatches)) => {
+            for c in checks {
+                if let Err(e) = all_checks.push(&c) {
+                    progress.unverified.get_or_insert(e.to_string());
+                }
+                if !c.ok {
+                    out.checks.push(c);
+                }
+            }
+            out.connector_mismatches.extend(mismatches);
+            progress.batches_done += 1;
+        }
+        Err(e) => {
+            progress.unverified = Some(e.to_string());
+        }
+    }
+}
+
+/// The outcome of the apply from what its batches did.
+fn finish_apply(out: &mut Outcome, progress: Progress, batches: usize, what: &str) {
+    let undo = match &out.undo_command {
+        Some(cmd) => {
+            format!("; once the cause is fixed, this restores the offsets from before: {cmd}")
+        }
+        None => "; no undo snapshot was taken (--no-undo)".into(),
+    };
+    let stopped_early = progress.batches_done < batches;
+    if !progress.failures.is_empty() || (stopped_early && progress.unverified.is_some()) {
+        out.status = Status::PartiallyApplied;
+        let mut lines = progress.failures;
+        if let Some(e) = &progress.unverified {
+            lines.push(format!("the offsets could not be read back: {e}"));
+        }
+        out.fail(
+            exit::PARTIALLY_APPLIED,
+            format!(
+                "the {} stopped partway (batch {} of {batches}); {} group(s) changed, {} without an answer (they may have changed), {} not attempted:\n  - {}\n(changed_groups and unconfirmed_groups name them; the read-back below shows where each partition read back stands{undo})",
+                what,
+                (progress.batches_done + 1).min(batches),
+                out.changed_groups.len(),
+                out.unconfirmed_groups.len(),
+                out.groups_not_attempted,
+                lines.join("\n  - ")
+            ),
+        );
+        return;
+    }
+    if let Some(e) = progress.unverified {
+        out.fail(
+            exit::VERIFY_FAILED,
+            format!("the offsets could not be read back: {e}; they were committed but are not verified (check with kafka-consumer-groups --describe)"),
+        );
+        return;
+    }
+    out.changed_groups.clear();
+    out.unconfirmed_groups.clear();
+    out.phase = Phase::ReadBack;
+}
+
+/// What the commits of a batch did.
+#[derive(Default)]
+struct Committed {
+    /// What failed, one line each.
+    failures: Vec<String>,
+    /// Groups whose commit the broker answered with at least one partition committed.
+    acknowledged: Vec<String>,
+    /// Groups whose commit got no answer: they may or may not have changed.
+    unanswered: Vec<String>,
 }
 
 /// Commits every group's targets and sets source connectors' offsets; returns what failed.
@@ -338,7 +456,7 @@ async fn commit(
     clients: &BTreeMap<String, ConnectClient>,
     plan: &Plan,
     concurrency: usize,
-) -> Vec<String> {
+) -> Committed {
     // Groups of sink connectors written through Kafka Connect are left to the loop below.
     let via_connect = |g: &plan::GroupPlan| {
         plan.connectors
@@ -352,57 +470,81 @@ async fn commit(
         .map(|g| (g, group_targets(g)))
         .filter(|(_, offsets)| !offsets.is_empty())
         .collect();
-    let mut failures: Vec<String> = stream::iter(work)
+    let answers: Vec<(String, std::result::Result<Vec<String>, String>, bool)> = stream::iter(work)
         .map(|(g, offsets)| async move {
             tracing::info!(
                 "committing {} offset(s) for group {}",
                 offsets.len(),
                 g.group_id
             );
-            let failed: Vec<String> = match kafka
+            let n = offsets.len();
+            let answer = match kafka
                 .alter_group_offsets(g.group_id.clone(), g.group_type, offsets)
                 .await
             {
-                Ok(answers) => answers
-                    .into_iter()
-                    .filter_map(|a| {
-                        a.result
-                            .err()
-                            .map(|e| format!("{} {}[{}]: {e}", g.group_id, a.topic, a.partition))
-                    })
-                    .collect(),
-                Err(e) => vec![format!("group {}: {e}", g.group_id)],
+                Ok(answers) => {
+                    let failed: Vec<String> = answers
+                        .into_iter()
+                        .filter_map(|a| {
+                            a.result.err().map(|e| {
+                                format!("{} {}[{}]: {e}", g.group_id, a.topic, a.partition)
+                            })
+                        })
+                        .collect();
+                    let some_committed = failed.len() < n;
+                    (g.group_id.clone(), Ok(failed), some_committed)
+                }
+                Err(e) => (
+                    g.group_id.clone(),
+                    Err(format!("group {}: {e}", g.group_id)),
+                    false,
+                ),
             };
             crate::failpoint::hit("restore-after-group-commit");
-            failed
+            answer
         })
         .buffer_unordered(concurrency.max(1))
-        .collect::<Vec<_>>()
-        .await
-        .into_iter()
-        .flatten()
-        .collect();
-    failures.sort();
+        .collect()
+        .await;
+    let mut done = Committed::default();
+    for (group, answer, some_committed) in answers {
+        match answer {
+            Ok(failed) => {
+                if some_committed {
+                    done.acknowledged.push(group);
+                }
+                done.failures.extend(failed);
+            }
+            Err(line) => {
+                done.unanswered.push(group);
+                done.failures.push(line);
+            }
+        }
+    }
+    done.failures.sort();
+    done.acknowledged.sort();
+    done.unanswered.sort();
     for c in plan.connectors.iter().filter(|c| c.method != "group") {
         let Some(client) = clients.get(&c.name) else {
-            failures.push(format!("connector {}: no Connect client", c.name));
+            done.failures
+                .push(format!("connector {}: no Connect client", c.name));
             continue;
         };
         let body = connector_body(plan, c);
         if body.is_empty() && !c.reset_all {
             continue;
         }
-        let done = if c.reset_all {
+        let result = if c.reset_all {
             client.reset_offsets(&c.name).await
         } else {
             client.alter_offsets(&c.name, &body).await
         };
-        match done {
+        match result {
             Ok(message) => tracing::info!("connector {}: {message}", c.name),
-            Err(e) => failures.push(format!("connector {}: {e}", c.name)),
+            Err(e) => done.failures.push(format!("connector {}: {e}", c.name)),
         }
     }
-    failures
+    done
 }
 
 /// The `PATCH /connectors/NAME/offsets` body of a connector: its source partitions, or for a
@@ -455,17 +597,14 @@ async fn take_undo(
     clients: &[ConnectClient],
     prepared: &Targets,
     req: &RestoreRequest,
-    plan: &Plan,
+    ledger: &Ledger,
 ) -> Result<String> {
+    let plan = &ledger.head;
     let selection = Selection {
-        groups: plan.groups.iter().map(|g| g.group_id.clone()).collect(),
+        groups: ledger.group_ids.clone(),
         connectors: plan.connectors.iter().map(|c| c.name.clone()).collect(),
         allow_missing: true,
-        with_timestamps: prepared.groups.iter().any(|g| {
-            g.partitions
-                .iter()
-                .any(|p| p.last_record_timestamp.is_some())
-        }),
+        with_timestamps: ledger.with_timestamps,
         ..Default::default()
     };
     let connect: Vec<ConnectClient> = if clients.is_empty() {
@@ -503,6 +642,7 @@ async fn record_apply(
     kafka: &KafkaClient,
     req: &RestoreRequest,
     out: &Outcome,
+    batch: &Plan,
     started_at: chrono::DateTime<chrono::Utc>,
 ) {
     let command = if req.undo_kind == SnapshotKind::PreReset {
@@ -520,7 +660,7 @@ async fn record_apply(
         undo_snapshot: out.undo_snapshot.clone(),
         started_at,
         finished_at: chrono::Utc::now(),
-        offsets: targets(&out.plan)
+        offsets: targets(batch)
             .map(|((group_id, topic, partition), offset)| AppliedOffset {
                 group_id,
                 topic,
@@ -638,26 +778,35 @@ async fn read_back(
 
 /// Waits, reads the offsets again, and records every partition that moved: something that is
 /// not a group member (a consumer using assign()) may still be committing for the group.
-async fn settle(kafka: &KafkaClient, wait: Duration, out: &mut Outcome) {
+async fn settle(kafka: &KafkaClient, wait: Duration, plan: &Ledger, out: &mut Outcome) {
     tokio::time::sleep(wait).await;
-    match group_offsets_now(kafka, &out.plan).await {
-        Ok(now) => {
-            out.drift = targets(&out.plan)
-                .filter_map(|(key, target)| {
-                    let after = now.get(&key).copied();
-                    (after != Some(target)).then_some(Drift {
-                        group_id: key.0,
-                        topic: key.1,
-                        partition: key.2,
-                        target,
-                        after_settle: after,
-                    })
-                })
-                .collect();
+    match drift(kafka, plan).await {
+        Ok(drift) => {
+            out.drift = drift;
             out.phase = Phase::Settled;
         }
         Err(e) => tracing::warn!(
             "the offsets could not be read again after the settle time ({e}); drift was not checked"
         ),
     }
+}
+
+/// Every planned offset that differs from its target now, batch by batch.
+async fn drift(kafka: &KafkaClient, plan: &Ledger) -> Result<Vec<Drift>> {
+    let mut drift = Vec::new();
+    for batch in plan.batches()? {
+        let batch = batch?;
+        let now = group_offsets_now(kafka, &batch).await?;
+        drift.extend(targets(&batch).filter_map(|(key, target)| {
+            let after = now.get(&key).copied();
+            (after != Some(target)).then_some(Drift {
+                group_id: key.0,
+                topic: key.1,
+                partition: key.2,
+                target,
+                after_settle: after,
+            })
+        }));
+    }
+    Ok(drift)
 }

@@ -36,10 +36,20 @@ pub async fn apply(
         },
         command: "restore",
     };
-    let groups = std::mem::take(&mut verified.groups);
+    let front: std::collections::BTreeSet<String> = verified
+        .source
+        .front
+        .iter()
+        .map(|g| g.group_id.clone())
+        .collect();
+    let source = std::mem::replace(
+        &mut verified.source,
+        super::ledger::GroupSource::memory(Vec::new(), &front),
+    );
+    let groups = source.load()?;
     let instant = reconstruct(
         store,
-        &verified.loaded.manifest.meta,
+        &verified.manifest.meta,
         groups,
         &verified.connectors,
         &at_req,
@@ -79,6 +89,9 @@ pub async fn apply(
             v.offsets_unavailable = None;
         }
     }
-    verified.groups = instant.groups.into_iter().map(|g| g.snapshot).collect();
+    verified.source = super::ledger::GroupSource::memory(
+        instant.groups.into_iter().map(|g| g.snapshot).collect(),
+        &front,
+    );
     Ok(line)
 }

@@ -126,7 +126,7 @@ pub(super) async fn stop_connectors(
     stopped: &mut Vec<Stopped>,
 ) -> Result<()> {
     for c in prepared
-        .plan
+        .plan()
         .connectors
         .iter()
         .filter(|c| c.stop_and_resume)
@@ -165,7 +165,7 @@ pub(super) async fn recreate_connectors(
     kafka: &KafkaClient,
     created: &mut Vec<(ConnectClient, String)>,
 ) -> Result<()> {
-    for c in prepared.plan.connectors.iter().filter(|c| c.recreate) {
+    for c in prepared.plan().connectors.iter().filter(|c| c.recreate) {
         let snap = prepared
             .connectors
             .iter()

@@ -6,16 +6,20 @@ pub mod approval;
 pub mod at;
 mod connector_plan;
 mod connectors;
+pub mod ledger;
 pub mod options;
 pub mod outcome;
 pub mod plan;
+mod plan_stream;
 pub mod reset;
 pub mod review;
 mod secrets;
+pub mod spool;
 pub mod targets;
 pub mod watch;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use apply::execute;
@@ -26,9 +30,11 @@ use crate::connect::ConnectClient;
 use crate::error::{Error, Result};
 use crate::kafka::KafkaClient;
 pub use crate::snapshot::choose::{choose, Choice, Chosen, Eligible};
+use crate::snapshot::manifest::Manifest;
 use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot};
-use crate::snapshot::repo::{self, Loaded};
+use crate::snapshot::repo::{self, Opened};
 use crate::store::Store;
+use ledger::{GroupSource, Ledger, Pick, Planned, Planning, Rest};
 
 /// Everything a restore is asked to do.
 #[derive(Debug, Clone)]
@@ -54,6 +60,9 @@ pub struct RestoreRequest {
     pub commit_concurrency: usize,
     /// A reviewed plan to apply (`--from-plan`).
     pub reviewed: Option<review::PlanFile>,
+    /// The reviewed plan's groups, read from the file into a spool (its `body.plan.groups` is
+    /// then empty); `None` when they are in `reviewed` itself.
+    pub reviewed_groups: Option<spool::Spool<plan::GroupPlan>>,
     /// Config values that replace the snapshot's when a connector is created again
     /// (`--connector-config-override`; redacted secrets must be among them).
     pub connector_config: BTreeMap<String, String>,
@@ -68,14 +77,17 @@ pub struct RestoreRequest {
     /// The identity file that opens the snapshot's encrypted connector secrets
     /// (`--identity`), used when connectors are created again.
     pub identities: Option<crate::snapshot::secrets::Identities>,
+    /// Plan and apply at most this many partitions at a time (whole groups).
+    pub batch_partitions: usize,
 }
 
 /// A chosen and verified snapshot and the part of it to restore.
 #[derive(Debug, Clone)]
 pub struct Verified {
     pub chosen: Chosen,
-    pub loaded: Loaded,
-    pub groups: Vec<GroupSnapshot>,
+    pub manifest: Manifest,
+    /// The selected groups, read again from the verified snapshot batch by batch.
+    pub source: GroupSource,
     pub connectors: Vec<ConnectorSnapshot>,
 }
 
@@ -83,7 +95,7 @@ pub struct Verified {
 #[derive(Debug, Clone)]
 pub struct Prepared {
     pub chosen: Chosen,
-    pub loaded: Loaded,
+    pub manifest: Manifest,
     /// Why this snapshot was chosen, in words.
     pub chosen_because: String,
     pub targets: Targets,
@@ -95,25 +107,33 @@ pub struct Prepared {
 pub struct Targets {
     /// Current offsets that moved since the reviewed plan (`--from-plan`).
     pub moved: Vec<review::Moved>,
-    pub groups: Vec<GroupSnapshot>,
+    /// The groups whose offsets are put back, in the plan's batches.
+    pub source: GroupSource,
     pub connectors: Vec<ConnectorSnapshot>,
-    pub plan: Plan,
+    /// The plan, batch by batch.
+    pub ledger: Ledger,
     /// Where each connector of the plan lives now.
     pub connect_by_name: BTreeMap<String, ConnectClient>,
     /// The file format of the undo snapshot.
     pub undo_format: crate::snapshot::Format,
 }
 
-/// The groups and connectors of the snapshot that the request selects.
+impl Targets {
+    /// The plan's totals, connectors and problems (its groups are in [`Targets::ledger`]).
+    pub fn plan(&self) -> &Plan {
+        &self.ledger.head
+    }
+}
+
+/// The connectors of the snapshot that the request selects, and which of its groups it does.
 pub fn select(
-    content: &crate::snapshot::SnapshotContent,
+    connectors: &[ConnectorSnapshot],
     req: &RestoreRequest,
-) -> Result<(Vec<GroupSnapshot>, Vec<ConnectorSnapshot>)> {
+) -> Result<(Vec<ConnectorSnapshot>, Pick)> {
     let everything = req.groups.is_empty() && req.connectors.is_empty();
-    let mut connectors = Vec::new();
+    let mut selected = Vec::new();
     for name in &req.connectors {
-        let c = content
-            .connectors
+        let c = connectors
             .iter()
             .find(|c| &c.name == name)
             .ok_or_else(|| Error::NotFound {
@@ -121,41 +141,61 @@ pub fn select(
                 name: name.clone(),
                 hint: String::new(),
             })?;
-        connectors.push(c.clone());
+        selected.push(c.clone());
     }
     if everything && req.topics.is_empty() {
-        connectors = content.connectors.clone();
+        selected = connectors.to_vec();
     }
-    let mut wanted: BTreeSet<&str> = req.groups.iter().map(String::as_str).collect();
-    wanted.extend(connectors.iter().filter_map(|c| c.group_id.as_deref()));
-    for g in &req.groups {
-        if !content.groups.iter().any(|s| &s.group_id == g) {
-            return Err(Error::NotFound {
-                what: "consumer group in the snapshot",
-                name: g.clone(),
-                hint: String::new(),
-            });
-        }
-    }
-    let groups: Vec<GroupSnapshot> = content
-        .groups
+    let mut wanted: BTreeSet<String> = req.groups.iter().cloned().collect();
+    wanted.extend(selected.iter().filter_map(|c| c.group_id.clone()));
+    let pick = Pick {
+        everything,
+        wanted,
+        topics: req.topics.clone(),
+        partitions: req.partitions.clone(),
+    };
+    Ok((selected, pick))
+}
+
+/// Reads the snapshot's groups once: checks that every requested group is in it and that the
+/// selection matches something, and keeps the groups of the selected connectors (they are
+/// planned first, with their connectors). Holds one group at a time besides those.
+fn survey(
+    opened: &Opened,
+    req: &RestoreRequest,
+    connectors: &[ConnectorSnapshot],
+    pick: &Pick,
+) -> Result<Vec<GroupSnapshot>> {
+    let front_ids: BTreeSet<&str> = connectors
         .iter()
-        .filter(|g| everything || wanted.contains(g.group_id.as_str()))
-        .map(|g| {
-            let mut g = g.clone();
-            g.partitions.retain(|p| {
-                (req.topics.is_empty() || req.topics.contains(&p.topic))
-                    && (req.partitions.is_empty() || req.partitions.contains(&p.partition))
-            });
-            g
-        })
+        .filter_map(|c| c.group_id.as_deref())
         .collect();
-    if groups.iter().all(|g| g.partitions.is_empty()) && connectors.is_empty() {
+    let mut missing: BTreeSet<&str> = req.groups.iter().map(String::as_str).collect();
+    let mut front = Vec::new();
+    let mut partitions = 0usize;
+    opened.for_each_group(&mut |g| {
+        missing.remove(g.group_id.as_str());
+        if let Some(g) = pick.cut(g) {
+            partitions += g.partitions.len();
+            if front_ids.contains(g.group_id.as_str()) {
+                front.push(g);
+            }
+        }
+        Ok(())
+    })?;
+    if let Some(g) = missing.into_iter().next() {
+        return Err(Error::NotFound {
+            what: "consumer group in the snapshot",
+            name: g.to_string(),
+            hint: String::new(),
+        });
+    }
+    if partitions == 0 && connectors.is_empty() {
         return Err(Error::usage(
             "the selection matches nothing in the snapshot: check --group, --connector, --topic and --partition against `offset-vault show`",
         ));
     }
-    Ok((groups, connectors))
+    Ok(front)
 }
 
 /// Chooses and verifies the snapshot and selects what to restore from it. Reads only the store:
@@ -165,19 +205,35 @@ pub async fn open(store: &Store, req: &RestoreRequest) -> Result<Verified> {
     eligible.groups = req.groups.clone();
     eligible.connectors = req.connectors.clone();
     let chosen = choose(store, &req.choice, &eligible).await?;
-    let loaded = repo::load_verified(store, &chosen.manifest).await?;
-    let (groups, mut connectors) = select(&loaded.content, req)?;
-    secrets::unseal(store, &loaded, &mut connectors, req).await?;
+    let opened = repo::open_verified(store, &chosen.manifest).await?;
+    let (mut connectors, pick) = select(&opened.connectors, req)?;
+    let front = survey(&opened, req, &connectors, &pick)?;
+    secrets::unseal(
+        store,
+        &opened.manifest,
+        &opened.connectors,
+        &mut connectors,
+        req,
+    )
+    .await?;
+    let manifest = opened.manifest.clone();
     Ok(Verified {
         chosen,
-        loaded,
-        groups,
+        manifest,
+        source: GroupSource {
+            front,
+            rest: Rest::Snapshot {
+                opened: Arc::new(opened),
+                pick,
+            },
+        },
         connectors,
     })
 }
 
-/// Guards the cluster and plans against the live state. Changes nothing. With a reviewed plan
-/// (`--from-plan`), the plan must be for this cluster and the fresh plan must match it.
+/// Guards the cluster and plans against the live state, batch by batch. Changes nothing. With a
+/// reviewed plan (`--from-plan`), the plan must be for this cluster and the fresh plan must
+/// match it.
 pub async fn prepare(
     verified: Verified,
     kafka: &KafkaClient,
@@ -186,14 +242,14 @@ pub async fn prepare(
 ) -> Result<Prepared> {
     let Verified {
         chosen,
-        loaded,
-        groups,
+        manifest,
+        source,
         connectors,
     } = verified;
-    if loaded.manifest.meta.cluster_id != kafka.cluster_id() && !req.allow_other_cluster {
+    if manifest.meta.cluster_id != kafka.cluster_id() && !req.allow_other_cluster {
         return Err(Error::OtherCluster {
-            id: loaded.manifest.meta.id.clone(),
-            snapshot_cluster: loaded.manifest.meta.cluster_id.clone(),
+            id: manifest.meta.id.clone(),
+            snapshot_cluster: manifest.meta.cluster_id.clone(),
             live_cluster: kafka.cluster_id().to_string(),
             bootstrap: kafka.bootstrap().to_string(),
         });
@@ -208,26 +264,34 @@ pub async fn prepare(
             });
         }
     }
-    let (view, by_name) =
-        crate::live::read(kafka, clients, &groups, &connectors, req.by_timestamp).await?;
     let mut options = req.plan.clone();
     if let Some(r) = options.recreate.as_mut() {
-        r.encrypted_secrets = loaded
-            .manifest
+        r.encrypted_secrets = manifest
             .encrypted_secrets
             .as_ref()
             .map(|s| s.recipients.len());
     }
-    let mut plan = plan::build(
-        &loaded.manifest.meta.id,
-        &groups,
-        &connectors,
-        &view,
-        &options,
-    );
+    let planning = Planning {
+        kafka,
+        clients,
+        connectors: &connectors,
+        snapshot_id: &manifest.meta.id,
+        options: &options,
+        by_timestamp: req.by_timestamp,
+        batch_partitions: req.batch_partitions,
+    };
+    let Planned {
+        mut ledger,
+        connect_by_name,
+    } = planning.plan(&source).await?;
     let mut moved = Vec::new();
     if let Some(file) = &req.reviewed {
-        let cmp = review::compare(&file.body.plan, &plan);
+        let mut groups: Box<dyn Iterator<Item = Result<plan::GroupPlan>>> =
+            match &req.reviewed_groups {
+                Some(spool) => Box::new(spool.reader()?),
+                None => Box::new(file.body.plan.groups.iter().cloned().map(Ok)),
+            };
+        let cmp = ledger::compare_reviewed(&file.body.plan, &mut groups, &ledger)?;
         if !cmp.is_same() {
             return Err(Error::PlanChanged {
                 changes: cmp.changes,
@@ -235,19 +299,19 @@ pub async fn prepare(
         }
         moved = cmp.moved;
         // The reviewed targets are applied; the fresh plan shows the current values.
-        plan.snapshot_id = file.body.plan.snapshot_id.clone();
+        ledger.head.snapshot_id = file.body.plan.snapshot_id.clone();
     }
     Ok(Prepared {
         chosen_because: chosen.because.clone(),
         chosen,
         targets: Targets {
-            groups,
+            source,
             connectors,
-            plan,
+            ledger,
             moved,
-            connect_by_name: by_name,
-            undo_format: loaded.manifest.format,
+            connect_by_name,
+            undo_format: manifest.format,
         },
-        loaded,
+        manifest,
     })
 }

@@ -64,8 +64,12 @@ pub struct ConnectorOutcome {
     pub note: Option<String>,
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// One partition read back after the apply.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct PartitionCheck {
     pub group_id: String,
     pub topic: String,
@@ -105,7 +109,23 @@ pub struct Outcome {
     pub undo_snapshot: Option<String>,
     /// The command that restores the undo snapshot.
     pub undo_command: Option<String>,
+    /// The partitions read back with another offset than their target (all of them, in order,
+    /// are in the JSON output).
     pub checks: Vec<PartitionCheck>,
+    /// A restore that stopped partway: the groups whose commits the broker acknowledged, those
+    /// whose commit got no answer (they may have changed), and how many were not attempted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changed_groups: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unconfirmed_groups: Vec<String>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub groups_not_attempted: usize,
+    /// The plan's groups, batch by batch (`plan` holds its totals).
+    #[serde(skip)]
+    pub ledger: Option<super::ledger::Ledger>,
+    /// Every partition read back, in order.
+    #[serde(skip)]
+    pub all_checks: Option<super::spool::Spool<PartitionCheck>>,
     /// Connector offsets that differ after the apply, one line each.
     pub connector_mismatches: Vec<String>,
     pub drift: Vec<Drift>,
@@ -123,6 +143,11 @@ impl Outcome {
             undo_snapshot: None,
             undo_command: None,
             checks: Vec::new(),
+            changed_groups: Vec::new(),
+            unconfirmed_groups: Vec::new(),
+            groups_not_attempted: 0,
+            ledger: None,
+            all_checks: None,
             connector_mismatches: Vec::new(),
             drift: Vec::new(),
             connectors: Vec::new(),
@@ -171,7 +196,13 @@ impl Outcome {
     /// group), the undo snapshot, and how it ended.
     pub fn audit_into(&self, facts: &mut crate::audit::Facts) {
         use crate::audit::AuditOutcome;
-        facts.groups = self.plan.group_changes();
+        facts.groups = match &self.ledger {
+            Some(ledger) => ledger.group_changes().unwrap_or_else(|e| {
+                tracing::warn!("the plan's per-group counts could not be read again: {e}");
+                Vec::new()
+            }),
+            None => self.plan.group_changes(),
+        };
         facts.undo_snapshot = self.undo_snapshot.clone();
         facts.message = self.errors.first().map(|e| e.message.clone());
         facts.outcome = Some(match self.status {

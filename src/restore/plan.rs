@@ -65,22 +65,22 @@ impl Plan {
     /// Per group: partitions whose offset changes, and the records reprocessed and skipped (the
     /// sums the plan reports for the partitions it commits), as the audit trail records them.
     pub fn group_changes(&self) -> Vec<crate::audit::GroupChange> {
-        self.groups
+        self.groups.iter().map(group_change).collect()
+    }
+}
+
+/// One group's partitions whose offset changes, and the records it reprocesses and skips.
+pub fn group_change(g: &GroupPlan) -> crate::audit::GroupChange {
+    let commits = g.partitions.iter().filter(|p| p.action.commits());
+    crate::audit::GroupChange {
+        group_id: g.group_id.clone(),
+        partitions_changed: g
+            .partitions
             .iter()
-            .map(|g| {
-                let commits = g.partitions.iter().filter(|p| p.action.commits());
-                crate::audit::GroupChange {
-                    group_id: g.group_id.clone(),
-                    partitions_changed: g
-                        .partitions
-                        .iter()
-                        .filter(|p| matches!(p.action, Action::Reset | Action::Clamped))
-                        .count() as u64,
-                    records_reprocessed: commits.clone().map(|p| p.reprocess).sum(),
-                    records_skipped: commits.map(|p| p.skip).sum(),
-                }
-            })
-            .collect()
+            .filter(|p| matches!(p.action, Action::Reset | Action::Clamped))
+            .count() as u64,
+        records_reprocessed: commits.clone().map(|p| p.reprocess).sum(),
+        records_skipped: commits.map(|p| p.skip).sum(),
     }
 }
 

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::plan::{self, PlanOptions};
+use super::plan::{self, Plan, PlanOptions};
 use super::targets::{scope_partitions, target, PartitionFacts, Scenario, Scope};
 use super::Targets;
 use crate::connect::ConnectClient;
@@ -43,6 +43,8 @@ impl ResetSpec {
 /// A planned reset: what execute applies, and what the plan should say besides.
 #[derive(Debug, Clone)]
 pub struct PreparedReset {
+    /// The whole plan, in memory (a reset plans its groups in one batch).
+    pub plan: Plan,
     pub targets: Targets,
     /// The options the plan was computed with; execute plans again with the same.
     pub options: PlanOptions,
@@ -220,12 +222,14 @@ pub async fn prepare(
     let source_names: Vec<&str> = sources.iter().map(String::as_str).collect();
     let opts = plan_options(spec, base, &source_names);
     let plan = plan::build(&spec.label(), &target_groups, &connectors, &view, &opts);
+    let ledger = super::ledger::Ledger::single(&plan, &target_groups)?;
     Ok(PreparedReset {
+        plan,
         targets: Targets {
             moved: Vec::new(),
-            groups: target_groups,
+            source: super::ledger::GroupSource::memory(target_groups, &BTreeSet::new()),
             connectors,
-            plan,
+            ledger,
             connect_by_name: by_name,
             undo_format: Default::default(),
         },

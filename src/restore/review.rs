@@ -159,22 +159,47 @@ impl PlanFile {
             detail: e.to_string(),
         })?;
         let actual = body_digest(&file.body);
-        if actual != file.sha256 {
+        file.check(path, &actual)?;
+        Ok(file)
+    }
+
+    /// Checks the file's checksum against `actual` (the SHA-256 of its body as read) and that
+    /// its plan is for the snapshot it names.
+    pub(super) fn check(&self, path: &str, actual: &str) -> Result<()> {
+        if actual != self.sha256 {
             return Err(Error::Integrity {
                 id: format!("plan file {path}"),
                 problems: vec![format!(
                     "its content has SHA-256 {actual}, but the file says {}: it was changed after it was written; make a new plan with --plan-file",
-                    file.sha256
+                    self.sha256
                 )],
             });
         }
-        if file.body.plan.snapshot_id != file.body.snapshot_id {
+        if self.body.plan.snapshot_id != self.body.snapshot_id {
             return Err(Error::Integrity {
                 id: format!("plan file {path}"),
                 problems: vec!["its plan is for another snapshot than the file names".into()],
             });
         }
-        Ok(file)
+        Ok(())
+    }
+
+    /// A plan of the other command (`for_reset`: a reset is expected) is refused with the
+    /// command that applies it.
+    pub(super) fn check_command(&self, path: &std::path::Path, for_reset: bool) -> Result<()> {
+        let (is, other) = if self.body.reset.is_some() {
+            ("reset", "restore")
+        } else {
+            ("restore", "reset")
+        };
+        if self.body.reset.is_some() != for_reset {
+            return Err(Error::usage(format!(
+                "{} is the plan of a {is}, not of a {other}: apply it with offset-vault {is} --from-plan {} --execute",
+                path.display(),
+                path.display()
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -187,18 +212,7 @@ impl PlanFile {
             source,
         })?;
         let file = PlanFile::from_bytes(&path.display().to_string(), &bytes)?;
-        let (is, other) = if file.body.reset.is_some() {
-            ("reset", "restore")
-        } else {
-            ("restore", "reset")
-        };
-        if file.body.reset.is_some() != for_reset {
-            return Err(Error::usage(format!(
-                "{} is the plan of a {is}, not of a {other}: apply it with offset-vault {is} --from-plan {} --execute",
-                path.display(),
-                path.display()
-            )));
-        }
+        file.check_command(path, for_reset)?;
         Ok(file)
     }
 }

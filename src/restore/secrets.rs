@@ -3,8 +3,9 @@
 
 use super::RestoreRequest;
 use crate::error::{Error, Result};
+use crate::snapshot::manifest::Manifest;
 use crate::snapshot::model::ConnectorSnapshot;
-use crate::snapshot::repo::{self, Loaded};
+use crate::snapshot::repo;
 use crate::snapshot::secrets;
 use crate::store::Store;
 
@@ -14,11 +15,11 @@ use crate::store::Store;
 /// cluster is contacted: a wrong identity or a changed file fails here, with nothing changed.
 pub(super) async fn unseal(
     store: &Store,
-    loaded: &Loaded,
+    manifest: &Manifest,
+    all: &[ConnectorSnapshot],
     selected: &mut [ConnectorSnapshot],
     req: &RestoreRequest,
 ) -> Result<()> {
-    let manifest = &loaded.manifest;
     let Some(identities) = &req.identities else {
         return Ok(());
     };
@@ -56,7 +57,7 @@ pub(super) async fn unseal(
     }
     let ids = (manifest.meta.id.as_str(), manifest.content_sha256.as_str());
     let full = secrets::decrypt(identities, ids, &path, &bytes)?;
-    let problems = secrets::mismatches(&loaded.content.connectors, &full);
+    let problems = secrets::mismatches(all, &full);
     if !problems.is_empty() {
         return Err(Error::Integrity {
             id: manifest.meta.id.clone(),

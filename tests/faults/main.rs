@@ -91,22 +91,27 @@ fn take(n: usize) -> kafka::Take {
     kafka::Take::per_partition(&[(0, n)])
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn broker_killed_while_committing_a_multi_group_restore() {
-    let _serial = SERIAL.lock().await;
-    if !env::require_kafka() {
-        return;
-    }
-    let topic = unique_name("fault-commit");
+/// Three groups (`PREFIX-g0` < `-g1` < `-g2`) on one single-partition topic, snapshotted at
+/// offset 10 and then moved to 60.
+struct ThreeGroups {
+    topic: String,
+    groups: Vec<String>,
+    store: String,
+    id: String,
+    _dir: tempfile::TempDir,
+}
+
+async fn three_groups_snapshotted_then_moved(prefix: &str) -> ThreeGroups {
+    let topic = unique_name(prefix);
     kafka::create_topic(&topic, 1).await;
     kafka::produce(&topic, 0, 100).await;
     let groups: Vec<String> = (0..3)
-        .map(|i| unique_name(&format!("fault-commit-g{i}")))
+        .map(|i| unique_name(&format!("{prefix}-g{i}")))
         .collect();
     for g in &groups {
         kafka::consume_and_commit(g, &topic, take(10)).await;
     }
-    let (_dir, store) = local_store();
+    let (dir, store) = local_store();
     let mut args = vec!["snapshot".to_string(), "--output".into(), "json".into()];
     for g in &groups {
         args.extend(["--group".to_string(), g.clone()]);
@@ -119,6 +124,54 @@ async fn broker_killed_while_committing_a_multi_group_restore() {
     for g in &groups {
         kafka::consume_and_commit(g, &topic, take(50)).await;
     }
+    ThreeGroups {
+        topic,
+        groups,
+        store,
+        id,
+        _dir: dir,
+    }
+}
+
+/// After the broker is back: the first group was committed before it went away and the others
+/// were not; the undo snapshot brings back exactly the offsets from before the restore.
+async fn only_the_first_changed_and_the_undo_restores(
+    store: &str,
+    undo: &str,
+    groups: &[String],
+    topic: &str,
+) {
+    serves_group_again(&groups[2], topic, BTreeMap::from([(0, 60)])).await;
+    let now: Vec<BTreeMap<i32, i64>> =
+        futures::future::join_all(groups.iter().map(|g| kcg::committed(g, topic))).await;
+    assert_eq!(now[0], BTreeMap::from([(0, 10)]), "{now:?}");
+    assert_eq!(now[1], BTreeMap::from([(0, 60)]), "{now:?}");
+    assert_eq!(now[2], BTreeMap::from([(0, 60)]), "{now:?}");
+    ov(store, &["restore", undo, "--execute", "--settle", "0s"])
+        .await
+        .ok();
+    for g in groups {
+        assert_eq!(
+            kcg::committed(g, topic).await,
+            BTreeMap::from([(0, 60)]),
+            "{g}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn broker_killed_while_committing_a_multi_group_restore() {
+    let _serial = SERIAL.lock().await;
+    if !env::require_kafka() {
+        return;
+    }
+    let ThreeGroups {
+        topic,
+        groups,
+        store,
+        id,
+        _dir,
+    } = three_groups_snapshotted_then_moved("fault-commit").await;
 
     let point = "restore-after-group-commit";
     let rv = Rendezvous::new();
@@ -159,25 +212,75 @@ async fn broker_killed_while_committing_a_multi_group_restore() {
 
     start_service(Service::Kafka).await;
     drop(revive);
-    serves_group_again(&groups[2], &topic, BTreeMap::from([(0, 60)])).await;
-    // The first group was committed before the broker went away; the others were not.
-    let now: Vec<BTreeMap<i32, i64>> =
-        futures::future::join_all(groups.iter().map(|g| kcg::committed(g, &topic))).await;
-    assert_eq!(now[0], BTreeMap::from([(0, 10)]), "{now:?}");
-    assert_eq!(now[1], BTreeMap::from([(0, 60)]), "{now:?}");
-    assert_eq!(now[2], BTreeMap::from([(0, 60)]), "{now:?}");
+    only_the_first_changed_and_the_undo_restores(&store, &undo, &groups, &topic).await;
+}
 
-    // The undo snapshot brings back exactly the offsets from before the restore.
-    ov(&store, &["restore", &undo, "--execute", "--settle", "0s"])
-        .await
-        .ok();
-    for g in &groups {
-        assert_eq!(
-            kcg::committed(g, &topic).await,
-            BTreeMap::from([(0, 60)]),
-            "{g}"
-        );
+#[tokio::test(flavor = "multi_thread")]
+async fn broker_killed_between_batches_names_exactly_the_changed_groups() {
+    let _serial = SERIAL.lock().await;
+    if !env::require_kafka() {
+        return;
     }
+    // g0 < g1 < g2 by id: the batches' order.
+    let ThreeGroups {
+        topic,
+        groups,
+        store,
+        id,
+        _dir,
+    } = three_groups_snapshotted_then_moved("fault-batch").await;
+
+    // One group per batch: the broker dies after the first batch was committed and read back.
+    let point = "restore-between-batches";
+    let rv = Rendezvous::new();
+    let run = spawn_ov(
+        &store,
+        &[
+            "restore",
+            &id,
+            "--execute",
+            "--settle",
+            "0s",
+            "--batch-partitions",
+            "1",
+            "--output",
+            "json",
+        ],
+        rv.failpoints(point),
+    );
+    rv.reached(point).await;
+    let revive = Revive(Service::Kafka);
+    kill_service(Service::Kafka).await;
+    rv.go(point);
+    let failed = run.await.unwrap().expect_code(12);
+    let out = failed.json();
+    assert_eq!(out["status"], "partially-applied", "{out:#}");
+    assert_eq!(
+        out["changed_groups"],
+        serde_json::json!([groups[0]]),
+        "{out:#}"
+    );
+    assert_eq!(
+        out["unconfirmed_groups"],
+        serde_json::json!([groups[1]]),
+        "{out:#}"
+    );
+    assert_eq!(out["groups_not_attempted"], 1, "{out:#}");
+    let undo = out["undo_snapshot"].as_str().expect("undo id").to_string();
+    assert!(
+        failed.stderr.contains(&format!("undo snapshot {undo}")),
+        "the undo id was printed before the first change:\n{}",
+        failed.stderr
+    );
+    // The first batch was read back before the broker went away.
+    let checks = out["checks"].as_array().expect("checks");
+    assert_eq!(checks.len(), 1, "{out:#}");
+    assert_eq!(checks[0]["group_id"], groups[0].as_str(), "{out:#}");
+    assert_eq!(checks[0]["ok"], true, "{out:#}");
+
+    start_service(Service::Kafka).await;
+    drop(revive);
+    only_the_first_changed_and_the_undo_restores(&store, &undo, &groups, &topic).await;
 }
 
 /// A running FileStream sink connector on its own topic that has committed `first` records, a

@@ -20,6 +20,7 @@ mod log_other_cluster;
 mod log_retention;
 mod reset;
 mod restore;
+mod restore_batches;
 mod secrets;
 mod serve;
 mod serve_s3;

@@ -170,13 +170,13 @@ async fn the_applied_plan_is_the_reviewed_plan() {
         .ok();
 
     // An edited plan file is refused before anything else.
-    let text = std::fs::read_to_string(&plan_path).unwrap();
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan_path).unwrap()).unwrap();
+    let target = &mut doc["plan"]["groups"][0]["partitions"][0]["target"];
+    assert_eq!(*target, 10, "the first target of the plan");
+    *target = 3.into();
     let edited_path = dir.path().join("edited.json");
-    std::fs::write(
-        &edited_path,
-        text.replacen("\"target\": 10", "\"target\": 3", 1),
-    )
-    .unwrap();
+    std::fs::write(&edited_path, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
     let edited = ov(
         &store,
         &[
