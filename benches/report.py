@@ -107,8 +107,21 @@ def cell(runs):
     )
 
 
+def counterpart_of(op):
+    """The kafka-consumer-groups counterpart of an operation, also of one measured under a label
+    (`OPERATION (LABEL)`, scripts/bench's OV_BENCH_LABEL)."""
+    if op in COUNTERPART:
+        return COUNTERPART[op]
+    if op.endswith(")") and " (" in op:
+        return COUNTERPART.get(op.rsplit(" (", 1)[0])
+    return None
+
+
 def ratio(a, b):
-    return f"{a / b:.1f}x" if a and b else "-"
+    if not (a and b):
+        return "-"
+    # Two decimals below 0.1, where one would round to 0.0.
+    return f"{a / b:.1f}x" if a / b >= 0.1 else f"{a / b:.2f}x"
 
 
 def table(runs):
@@ -124,7 +137,7 @@ def table(runs):
         ov_time, ov_rss, ov = cell(measured)
         size = f"{groups:,} x {partitions:,}"
         rows = f" ({ov['rows']:,} rows)" if ov and "--all-groups" in op else ""
-        counterpart = COUNTERPART.get(op)
+        counterpart = counterpart_of(op)
         variants = [
             (o, r)
             for (r_rtt, r_g, r_p, t, o), r in runs.items()

@@ -137,13 +137,17 @@ async fn create_topics(bootstrap: &str, layout: &Layout) {
         .iter()
         .map(|(name, n)| NewTopic::new(name, *n as i32, TopicReplication::Fixed(1)))
         .collect();
-    let created = admin
-        .create_topics(&new, &AdminOptions::new())
-        .await
-        .expect("create topics");
-    for result in created {
-        if let Err((topic, e)) = result {
-            panic!("create topic {topic}: {e}");
+    // A KRaft controller refuses a request that would add more than 10,000 records (one per
+    // partition and topic): 10,000 partitions or more are created a few topics at a time.
+    for chunk in new.chunks(50) {
+        let created = admin
+            .create_topics(chunk, &AdminOptions::new())
+            .await
+            .expect("create topics");
+        for result in created {
+            if let Err((topic, e)) = result {
+                panic!("create topic {topic}: {e}");
+            }
         }
     }
 }
