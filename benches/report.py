@@ -1,8 +1,9 @@
-"""Tables and chart of `scripts/bench compare|latency|rows`, from the CSV files they write.
+"""Tables and chart of `scripts/bench compare|latency|rows|groups|restore-scale`, from the CSV
+files they write.
 
     python benches/report.py RESULTS_DIR BENCHES_DIR
 
-Reads RESULTS_DIR/{compare,latency,rows}.csv (one line per measured command) and the notes
+Reads RESULTS_DIR/{compare,latency,rows,groups,restore-scale}.csv (one line per measured command) and the notes
 next to them (MODE.md: machine, versions, commands), prints one Markdown table per mode, writes
 the chart BENCHES_DIR/scale.png and replaces the generated section of BENCHES_DIR/RESULTS.md
 (between its two markers; appended on first use). Nothing here measures anything.
@@ -14,7 +15,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-MODES = ["compare", "latency", "rows"]
+MODES = ["compare", "latency", "rows", "groups", "restore-scale"]
 BEGIN = "<!-- scripts/bench compare|latency|rows: generated section, do not edit by hand -->"
 END = "<!-- end of the generated section -->"
 OV, KCG = "offset-vault", "kafka-consumer-groups"
@@ -31,7 +32,11 @@ TITLES = {
     "compare": "offset-vault and kafka-consumer-groups on the same groups",
     "latency": "Through a network round trip (TCP delay proxy)",
     "rows": "Snapshot size: 100,000 to 3,000,000 rows",
+    "groups": "Many small groups: 10,000 to 100,000 groups",
+    "restore-scale": "restore at 20,000 to 1,000,000 partitions",
 }
+# The peak resident memory the groups and restore-scale modes are judged against.
+TARGET_MIB = 150
 
 
 def load(path):
@@ -102,8 +107,21 @@ def cell(runs):
     )
 
 
+def counterpart_of(op):
+    """The kafka-consumer-groups counterpart of an operation, also of one measured under a label
+    (`OPERATION (LABEL)`, scripts/bench's OV_BENCH_LABEL)."""
+    if op in COUNTERPART:
+        return COUNTERPART[op]
+    if op.endswith(")") and " (" in op:
+        return COUNTERPART.get(op.rsplit(" (", 1)[0])
+    return None
+
+
 def ratio(a, b):
-    return f"{a / b:.1f}x" if a and b else "-"
+    if not (a and b):
+        return "-"
+    # Two decimals below 0.1, where one would round to 0.0.
+    return f"{a / b:.1f}x" if a / b >= 0.1 else f"{a / b:.2f}x"
 
 
 def table(runs):
@@ -119,7 +137,7 @@ def table(runs):
         ov_time, ov_rss, ov = cell(measured)
         size = f"{groups:,} x {partitions:,}"
         rows = f" ({ov['rows']:,} rows)" if ov and "--all-groups" in op else ""
-        counterpart = COUNTERPART.get(op)
+        counterpart = counterpart_of(op)
         variants = [
             (o, r)
             for (r_rtt, r_g, r_p, t, o), r in runs.items()
@@ -161,13 +179,28 @@ def series(runs, tool, op, x_of):
     return sorted(points), sorted(failed), sizes
 
 
+def every_operation(runs):
+    """Chart lines for every (tool, operation) of a mode, in the order first measured."""
+    if not runs:
+        return []
+    seen = []
+    for (_, _, _, tool, op) in runs:
+        if (tool, op) not in seen:
+            seen.append((tool, op))
+    markers = "osD^v<>p*h"
+    return [
+        (tool, op, f"{'kafka-consumer-groups ' if tool == KCG else ''}{op}", f"-{markers[i % len(markers)]}")
+        for i, (tool, op) in enumerate(seen)
+    ]
+
+
 def chart(results, out):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 2, figsize=(12, 9))
+    fig, axes = plt.subplots(2, 4, figsize=(22, 9))
     styles = {OV: dict(color="tab:blue"), KCG: dict(color="tab:red")}
     panels = [
         (
@@ -193,6 +226,14 @@ def chart(results, out):
             "added round trip (ms)",
             "y",
         ),
+        ("groups", lambda rtt, g, p: g, every_operation(results.get("groups")), "groups", "xy"),
+        (
+            "restore-scale",
+            lambda rtt, g, p: g * p,
+            every_operation(results.get("restore-scale")),
+            "partitions restored",
+            "xy",
+        ),
     ]
     for column, (mode, x_of, lines, xlabel, log) in enumerate(panels):
         runs = results.get(mode)
@@ -203,18 +244,24 @@ def chart(results, out):
                 lines = lines + [(KCG, op, f"kafka-consumer-groups --export, {heap}", "--s")]
         time_ax, mem_ax = axes[0][column], axes[1][column]
         for tool, op, label, fmt in lines:
+            # Many operations in one panel: each its own colour.
+            style = {} if mode in ("groups", "restore-scale") else styles[tool]
             points, failed, sizes = series(runs, tool, op, x_of) if runs else ([], [], set())
             if mode == "latency" and len(sizes) == 1:
                 label += f", {sizes.pop()}"
             if points:
                 xs = [p[0] for p in points]
-                time_ax.plot(xs, [p[1] for p in points], fmt, label=label, **styles[tool])
-                mem_ax.plot(xs, [p[2] for p in points], fmt, label=label, **styles[tool])
+                line = time_ax.plot(xs, [p[1] for p in points], fmt, label=label, **style)[0]
+                style = dict(color=line.get_color())
+                mem_ax.plot(xs, [p[2] for p in points], fmt, label=label, **style)
             if failed:
                 xs = [p[0] for p in failed]
                 fail_label = f"{label}: failed (until it gave up)"
-                time_ax.plot(xs, [p[1] for p in failed], "x", ms=10, mew=2, label=fail_label, **styles[tool])
-                mem_ax.plot(xs, [p[2] for p in failed], "x", ms=10, mew=2, label=fail_label, **styles[tool])
+                line = time_ax.plot(xs, [p[1] for p in failed], "x", ms=10, mew=2, label=fail_label, **style)[0]
+                style = dict(color=line.get_color())
+                mem_ax.plot(xs, [p[2] for p in failed], "x", ms=10, mew=2, label=fail_label, **style)
+        if mode in ("groups", "restore-scale"):
+            mem_ax.axhline(TARGET_MIB, color="grey", ls=":", label=f"target: {TARGET_MIB} MiB")
         time_ax.set_title(f"{mode}: wall time (median)")
         mem_ax.set_title(f"{mode}: peak resident memory")
         time_ax.set_ylabel("seconds")
@@ -232,7 +279,9 @@ def chart(results, out):
                 ax.legend(fontsize=8)
             else:
                 ax.text(0.5, 0.5, f"no results of scripts/bench {mode}", ha="center", transform=ax.transAxes)
-    fig.suptitle("offset-vault beside kafka-consumer-groups (scripts/bench rows and latency)")
+    fig.suptitle(
+        "offset-vault beside kafka-consumer-groups (scripts/bench rows, latency, groups, restore-scale)"
+    )
     fig.tight_layout()
     fig.savefig(out, dpi=110)
 
@@ -242,7 +291,7 @@ def section(results, notes):
         BEGIN,
         "## Side by side with kafka-consumer-groups",
         "",
-        "`scripts/bench compare`, `scripts/bench latency` and `scripts/bench rows` (driver: "
+        "`scripts/bench compare`, `latency`, `rows`, `groups` and `restore-scale` (driver: "
         "`scripts/bench`, seeding: `examples/bench_seed.rs`, proxy: `examples/latency_proxy.rs`, "
         "this section and the chart: `benches/report.py`) seed empty groups with one committed "
         "offset per partition, then run the release binary and the real `kafka-consumer-groups` "
@@ -252,7 +301,8 @@ def section(results, notes):
         "above 1, offset-vault is faster or smaller. The snapshot and the export both read every "
         "group of the cluster (`--all-groups`), so their row counts are shown. Before each "
         "restore run the offsets are moved away from the snapshot's, so every restore changes "
-        "every partition.",
+        "every partition. The groups and restore-scale modes run on a broker of their own; "
+        f"their chart panels show the {TARGET_MIB} MiB peak memory target as a dotted line.",
         "",
         "![time and peak memory against rows and round trip](scale.png)",
         "",
@@ -280,7 +330,7 @@ def main():
                 notes[mode] = md.read_text()
             print(f"\n{TITLES[mode]}\n\n{table(results[mode])}")
     if not results:
-        sys.exit(f"no results in {results_dir}: run scripts/bench compare, latency or rows first")
+        sys.exit(f"no results in {results_dir}: run scripts/bench compare, latency, rows, groups or restore-scale first")
     chart(results, benches_dir / "scale.png")
     doc_path = benches_dir / "RESULTS.md"
     doc = doc_path.read_text()
