@@ -133,6 +133,33 @@ async fn three_groups_snapshotted_then_moved(prefix: &str) -> ThreeGroups {
     }
 }
 
+/// Runs `restore ARGS` with the failpoint `point`, kills the broker when the restore reaches it,
+/// and lets the restore go on: it must stop partway (exit 12) after announcing its undo snapshot
+/// before the first change. Returns its JSON outcome, the undo id, and the guard that starts the
+/// broker again.
+async fn restore_with_broker_killed_at(
+    point: &str,
+    store: &str,
+    args: &[&str],
+) -> (Value, String, Revive) {
+    let rv = Rendezvous::new();
+    let run = spawn_ov(store, args, rv.failpoints(point));
+    rv.reached(point).await;
+    let revive = Revive(Service::Kafka);
+    kill_service(Service::Kafka).await;
+    rv.go(point);
+    let failed = run.await.unwrap().expect_code(12);
+    let out = failed.json();
+    assert_eq!(out["status"], "partially-applied", "{out:#}");
+    let undo = out["undo_snapshot"].as_str().expect("undo id").to_string();
+    assert!(
+        failed.stderr.contains(&format!("undo snapshot {undo}")),
+        "the undo id was printed before the first change:\n{}",
+        failed.stderr
+    );
+    (out, undo, revive)
+}
+
 /// After the broker is back: the first group was committed before it went away and the others
 /// were not; the undo snapshot brings back exactly the offsets from before the restore.
 async fn only_the_first_changed_and_the_undo_restores(
@@ -173,9 +200,8 @@ async fn broker_killed_while_committing_a_multi_group_restore() {
         _dir,
     } = three_groups_snapshotted_then_moved("fault-commit").await;
 
-    let point = "restore-after-group-commit";
-    let rv = Rendezvous::new();
-    let run = spawn_ov(
+    let (out, undo, revive) = restore_with_broker_killed_at(
+        "restore-after-group-commit",
         &store,
         &[
             "restore",
@@ -189,21 +215,8 @@ async fn broker_killed_while_committing_a_multi_group_restore() {
             "--output",
             "json",
         ],
-        rv.failpoints(point),
-    );
-    rv.reached(point).await;
-    let revive = Revive(Service::Kafka);
-    kill_service(Service::Kafka).await;
-    rv.go(point);
-    let failed = run.await.unwrap().expect_code(12);
-    let out = failed.json();
-    assert_eq!(out["status"], "partially-applied", "{out:#}");
-    let undo = out["undo_snapshot"].as_str().expect("undo id").to_string();
-    assert!(
-        failed.stderr.contains(&format!("undo snapshot {undo}")),
-        "the undo id was printed before the first change:\n{}",
-        failed.stderr
-    );
+    )
+    .await;
     let errors = out["errors"].to_string();
     assert!(
         errors.contains(&groups[1]) && errors.contains("stopped partway"),
@@ -231,9 +244,8 @@ async fn broker_killed_between_batches_names_exactly_the_changed_groups() {
     } = three_groups_snapshotted_then_moved("fault-batch").await;
 
     // One group per batch: the broker dies after the first batch was committed and read back.
-    let point = "restore-between-batches";
-    let rv = Rendezvous::new();
-    let run = spawn_ov(
+    let (out, undo, revive) = restore_with_broker_killed_at(
+        "restore-between-batches",
         &store,
         &[
             "restore",
@@ -246,15 +258,8 @@ async fn broker_killed_between_batches_names_exactly_the_changed_groups() {
             "--output",
             "json",
         ],
-        rv.failpoints(point),
-    );
-    rv.reached(point).await;
-    let revive = Revive(Service::Kafka);
-    kill_service(Service::Kafka).await;
-    rv.go(point);
-    let failed = run.await.unwrap().expect_code(12);
-    let out = failed.json();
-    assert_eq!(out["status"], "partially-applied", "{out:#}");
+    )
+    .await;
     assert_eq!(
         out["changed_groups"],
         serde_json::json!([groups[0]]),
@@ -266,12 +271,6 @@ async fn broker_killed_between_batches_names_exactly_the_changed_groups() {
         "{out:#}"
     );
     assert_eq!(out["groups_not_attempted"], 1, "{out:#}");
-    let undo = out["undo_snapshot"].as_str().expect("undo id").to_string();
-    assert!(
-        failed.stderr.contains(&format!("undo snapshot {undo}")),
-        "the undo id was printed before the first change:\n{}",
-        failed.stderr
-    );
     // The first batch was read back before the broker went away.
     let checks = out["checks"].as_array().expect("checks");
     assert_eq!(checks.len(), 1, "{out:#}");
