@@ -193,16 +193,17 @@ pub(super) fn plan_code(plan: &Plan) -> i32 {
 pub async fn cmd_restore(cli: &Cli, args: &RestoreArgs) -> Result<i32> {
     let mut phase = "validate";
     // Bad input is refused before the trail is opened: it changes nothing and records nothing.
-    let checked = read_plan_file(args).and_then(|reviewed| request(args, reviewed));
-    if let Err(e) = checked {
-        return json_on_failure(cli, phase, Err(e));
-    }
+    // A plan file is read (and its checksum checked) once, here.
+    let req = match read_plan_file(args).and_then(|reviewed| request(args, reviewed)) {
+        Ok(req) => req,
+        Err(e) => return json_on_failure(cli, phase, Err(e)),
+    };
     let trail = match super::audit::begin(cli, EventType::Restore, args.execute, false).await {
         Ok(t) => t,
         Err(e) => return json_on_failure(cli, phase, Err(e)),
     };
     let mut facts = Facts::default();
-    let result = run(cli, args, &mut phase, &mut facts).await;
+    let result = run(cli, args, req, &mut phase, &mut facts).await;
     super::audit::finish(trail, facts, &result).await;
     json_on_failure(cli, phase, result)
 }
@@ -323,21 +324,20 @@ pub(super) fn json_on_failure(cli: &Cli, phase: &str, result: Result<i32>) -> Re
 async fn run(
     cli: &Cli,
     args: &RestoreArgs,
+    req: RestoreRequest,
     phase: &mut &'static str,
     facts: &mut Facts,
 ) -> Result<i32> {
     // Validate everything that needs no I/O, then the store, then the snapshot, and only then
     // the cluster.
-    let reviewed = read_plan_file(args)?;
     let keys = cli.global.keys()?;
     super::sign::check_plan(
-        reviewed.as_ref().map(|(f, _)| f),
+        req.reviewed.as_ref(),
         args.from_plan.as_deref(),
         &keys,
         args.require_approvals,
         facts,
     )?;
-    let req = request(args, reviewed)?;
     let settings = cli.global.kafka_settings()?;
     let clients = cli.global.connect_clients()?;
     let store = cli.global.open_existing_store()?;
