@@ -110,11 +110,12 @@ pub enum Error {
     #[error("snapshot {id} failed verification:\n{}", problems.iter().map(|p| format!("  - {p}")).collect::<Vec<_>>().join("\n"))]
     Integrity { id: String, problems: Vec<String> },
 
-    #[error("{path}: unsupported format_version {found} (this offset-vault reads major version {supported}); upgrade offset-vault to read it")]
+    #[error("{path}: unsupported format_version {found} (this offset-vault reads {supported}); upgrade offset-vault to read it")]
     UnsupportedFormat {
         path: String,
         found: String,
-        supported: u32,
+        /// The versions read, as a phrase: "major version 1".
+        supported: String,
     },
 
     #[error("{path}: cannot decode: {detail}")]

@@ -284,7 +284,7 @@ pub fn check_format_version(path: &str, found: &str) -> Result<()> {
         Err(Error::UnsupportedFormat {
             path: path.to_string(),
             found: found.to_string(),
-            supported: FORMAT_MAJOR,
+            supported: format!("major version {FORMAT_MAJOR}"),
         })
     }
 }

@@ -1,9 +1,16 @@
 //! `offsets.parquet`: one row per (group, topic, partition) with typed columns.
 //!
 //! Every row carries the snapshot id, capture time and cluster id, so a query over a whole archive
-//! of snapshot files needs no join. The snapshot metadata and the group headers (state, members;
-//! also for groups with no committed offset, which have no rows) are in the file's key-value
-//! metadata as JSON, so the file alone decodes back to the full snapshot content.
+//! of snapshot files needs no join. The file alone decodes back to the full snapshot content:
+//! the snapshot metadata is in the file's key-value metadata as JSON; each group's header
+//! (members, configs, connector) is JSON in the `group_header` column of the group's first row;
+//! the groups with no committed offset, which have no rows, are listed with their place among
+//! the others in the key-value metadata, written when the file is closed.
+//!
+//! Files of layout 1.x (written before [`PARQUET_FORMAT_VERSION`] 2.0) keep every group's header
+//! in one key-value entry (`offset_vault.groups`); they are still read. A reader of such a file
+//! parses the whole list first, about 1 KiB per group; a file of layout 2.0 costs nothing per
+//! group with rows.
 
 use std::sync::Arc;
 
@@ -22,12 +29,31 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::reader::ChunkReader;
 
 use crate::error::{Error, Result};
-use crate::model::check_format_version;
-use crate::model::{GroupSnapshot, PartitionOffset, SnapshotMeta, FORMAT_VERSION};
+use crate::model::{GroupSnapshot, PartitionOffset, SnapshotMeta};
 
 pub const KV_FORMAT_VERSION: &str = "offset_vault.format_version";
+/// The version of the offsets file's layout. 2.0 moved the group headers from the footer's
+/// group list (1.x) to the rows; files of both majors are read. Apart from the layout, a file
+/// holds what the snapshot format of [`crate::model::FORMAT_VERSION`] holds.
+pub const PARQUET_FORMAT_VERSION: &str = "2.0";
+
+/// Files of major version 1 (one group list in the footer) and 2 (headers on the rows).
+fn check_parquet_version(path: &str, found: &str) -> Result<()> {
+    match found.split('.').next().and_then(|m| m.parse::<u32>().ok()) {
+        Some(1 | 2) => Ok(()),
+        _ => Err(Error::UnsupportedFormat {
+            path: path.to_string(),
+            found: found.to_string(),
+            supported: "major versions 1 and 2".into(),
+        }),
+    }
+}
 pub const KV_SNAPSHOT: &str = "offset_vault.snapshot";
+/// The group list of files of layout 1.x.
 pub const KV_GROUPS: &str = "offset_vault.groups";
+/// The groups without rows (layout 2.0): `[{"position": N, "group": HEADER}, ...]`, where N is
+/// the group's place in the order of all groups.
+pub const KV_GROUPS_WITHOUT_ROWS: &str = "offset_vault.groups_without_rows";
 
 fn utc(unit: TimeUnit) -> DataType {
     DataType::Timestamp(unit, Some("UTC".into()))
@@ -52,6 +78,7 @@ pub fn schema() -> Schema {
         Field::new("lag", DataType::Int64, true),
         Field::new("last_record_timestamp", utc(TimeUnit::Millisecond), true),
         Field::new("topic_id", DataType::Utf8, true),
+        Field::new("group_header", DataType::Utf8, true),
     ])
 }
 
@@ -65,18 +92,12 @@ const BATCH_ROWS: usize = 8192;
 const ROW_GROUP_ROWS: usize = 128 * 1024;
 
 pub fn encode_offsets(meta: &SnapshotMeta, groups: &[GroupSnapshot]) -> Result<Vec<u8>> {
-    let headers: Vec<GroupSnapshot> = groups.iter().map(header).collect();
     let mut out = Vec::new();
-    write_offsets(
-        &mut out,
-        meta,
-        &headers,
-        &mut groups.iter().cloned().map(Ok),
-    )?;
+    write_offsets(&mut out, meta, &mut groups.iter().cloned().map(Ok))?;
     Ok(out)
 }
 
-/// A group without its partitions, as the file's group list holds it.
+/// A group without its partitions, as the `group_header` column holds it.
 pub fn header(g: &GroupSnapshot) -> GroupSnapshot {
     GroupSnapshot {
         group_id: g.group_id.clone(),
@@ -90,26 +111,31 @@ pub fn header(g: &GroupSnapshot) -> GroupSnapshot {
     }
 }
 
-/// Writes an offsets file as the groups come: `headers` is every group without its partitions
-/// (in the order of `groups`), for the file's group list; the rows are written in batches of
-/// [`BATCH_ROWS`], so only a batch of groups is held at a time.
+/// A group with no rows and its place among all groups.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct WithoutRows {
+    position: usize,
+    group: GroupSnapshot,
+}
+
+/// Writes an offsets file as the groups come: the rows are written in batches of
+/// [`BATCH_ROWS`], so only a batch of groups is held at a time, plus the headers of the groups
+/// that have no rows (listed in the footer).
 pub fn write_offsets<W: std::io::Write + Send>(
     out: W,
     meta: &SnapshotMeta,
-    headers: &[GroupSnapshot],
     groups: &mut dyn Iterator<Item = Result<GroupSnapshot>>,
 ) -> Result<W> {
     // In the file's key-value metadata, and on the Arrow schema too, since readers that rebuild
     // the schema from it (pyarrow) show only the schema's metadata.
     let metadata = std::collections::HashMap::from([
-        (KV_FORMAT_VERSION.to_string(), FORMAT_VERSION.to_string()),
+        (
+            KV_FORMAT_VERSION.to_string(),
+            PARQUET_FORMAT_VERSION.to_string(),
+        ),
         (
             KV_SNAPSHOT.to_string(),
             serde_json::to_string(meta).map_err(enc_err)?,
-        ),
-        (
-            KV_GROUPS.to_string(),
-            serde_json::to_string(headers).map_err(enc_err)?,
         ),
     ]);
     let kv: Vec<KeyValue> = metadata
@@ -124,10 +150,15 @@ pub fn write_offsets<W: std::io::Write + Send>(
         .build();
     let mut writer = ArrowWriter::try_new(out, schema.clone(), Some(props)).map_err(enc_err)?;
     let mut pending: Vec<GroupSnapshot> = Vec::new();
+    let mut without_rows = Vec::new();
     let mut rows = 0;
     let mut any = false;
-    for g in groups {
+    for (position, g) in groups.enumerate() {
         let g = g?;
+        if g.partitions.is_empty() {
+            without_rows.push(WithoutRows { position, group: g });
+            continue;
+        }
         rows += g.partitions.len();
         pending.push(g);
         if rows >= BATCH_ROWS {
@@ -144,6 +175,10 @@ pub fn write_offsets<W: std::io::Write + Send>(
             .write(&batch(&schema, meta, &pending)?)
             .map_err(enc_err)?;
     }
+    writer.append_key_value_metadata(KeyValue::new(
+        KV_GROUPS_WITHOUT_ROWS.to_string(),
+        serde_json::to_string(&without_rows).map_err(enc_err)?,
+    ));
     writer.into_inner().map_err(enc_err)
 }
 
@@ -158,6 +193,14 @@ fn batch(
         .flat_map(|g| g.partitions.iter().map(move |p| (g, p)))
         .collect();
     let n = rows.len();
+    // The header on each group's first row.
+    let headers: Result<Vec<Option<String>>> = groups
+        .iter()
+        .flat_map(|g| {
+            let first = serde_json::to_string(&header(g)).map_err(enc_err).map(Some);
+            std::iter::once(first).chain((1..g.partitions.len()).map(|_| Ok(None)))
+        })
+        .collect();
     let captured = meta.created_at.timestamp_micros();
     let column = |f: &dyn Fn(&GroupSnapshot, &PartitionOffset) -> Option<String>| -> ArrayRef {
         Arc::new(StringArray::from(
@@ -197,6 +240,7 @@ fn batch(
             .with_timezone("UTC"),
         ),
         column(&|_, p| p.topic_id.clone()),
+        Arc::new(StringArray::from(headers?)),
     ];
     RecordBatch::try_new(schema.clone(), columns).map_err(enc_err)
 }
@@ -254,8 +298,24 @@ pub fn read_offsets<R: ChunkReader + 'static>(
     })
 }
 
-/// Hands out the groups of the file's group list in order, each filled with its rows.
-struct Assembler<'a> {
+/// Hands out the groups in order, each filled with its rows, as the rows are read.
+trait Assemble {
+    /// The group a row belongs to (`header`: the row's `group_header`); hands out the groups
+    /// before it.
+    fn group(&mut self, g: &str, header: Option<&str>, row: usize) -> Result<&mut GroupSnapshot>;
+    /// Hands out the groups left.
+    fn finish(self: Box<Self>) -> Result<()>;
+}
+
+fn decode_err(path: &str, detail: String) -> Error {
+    Error::Decode {
+        path: path.to_string(),
+        detail,
+    }
+}
+
+/// The groups of a file of layout 1.x, from its group list.
+struct Listed<'a> {
     path: &'a str,
     headers: Vec<Option<GroupSnapshot>>,
     index: std::collections::HashMap<String, usize>,
@@ -265,34 +325,31 @@ struct Assembler<'a> {
     each: &'a mut dyn FnMut(GroupSnapshot) -> Result<()>,
 }
 
-impl Assembler<'_> {
-    /// The group a row belongs to; hands out the groups before it.
-    fn group(&mut self, g: &str, row: usize) -> Result<&mut GroupSnapshot> {
-        let path = self.path;
-        let dec = |detail: String| Error::Decode {
-            path: path.to_string(),
-            detail,
-        };
-        if self.current.as_ref().is_some_and(|c| c.group_id == g) {
-            return Ok(self.current.as_mut().expect("checked"));
+impl<'a> Listed<'a> {
+    fn new(
+        path: &'a str,
+        list: &str,
+        each: &'a mut dyn FnMut(GroupSnapshot) -> Result<()>,
+    ) -> Result<Self> {
+        let headers: Vec<GroupSnapshot> = serde_json::from_str(list)
+            .map_err(|e| decode_err(path, format!("{KV_GROUPS}: {e}")))?;
+        let mut index = std::collections::HashMap::new();
+        for (i, g) in headers.iter().enumerate() {
+            if index.insert(g.group_id.clone(), i).is_some() {
+                return Err(decode_err(
+                    path,
+                    format!("group {} is twice in the group list", g.group_id),
+                ));
+            }
         }
-        let Some(&i) = self.index.get(g) else {
-            return Err(dec(format!(
-                "row {row}: group {g} is not in the group list"
-            )));
-        };
-        if i < self.next {
-            return Err(dec(format!(
-                "row {row}: the rows of group {g} are not together, in the order of the group list"
-            )));
-        }
-        self.flush()?;
-        while self.next < i {
-            self.hand_out_next()?;
-        }
-        self.current = self.headers[i].take();
-        self.next = i + 1;
-        Ok(self.current.as_mut().expect("each header is taken once"))
+        Ok(Listed {
+            path,
+            headers: headers.into_iter().map(Some).collect(),
+            index,
+            next: 0,
+            current: None,
+            each,
+        })
     }
 
     fn flush(&mut self) -> Result<()> {
@@ -310,8 +367,37 @@ impl Assembler<'_> {
             None => Ok(()),
         }
     }
+}
 
-    fn finish(mut self) -> Result<()> {
+impl Assemble for Listed<'_> {
+    fn group(&mut self, g: &str, _header: Option<&str>, row: usize) -> Result<&mut GroupSnapshot> {
+        if self.current.as_ref().is_some_and(|c| c.group_id == g) {
+            return Ok(self.current.as_mut().expect("checked"));
+        }
+        let Some(&i) = self.index.get(g) else {
+            return Err(decode_err(
+                self.path,
+                format!("row {row}: group {g} is not in the group list"),
+            ));
+        };
+        if i < self.next {
+            return Err(decode_err(
+                self.path,
+                format!(
+                    "row {row}: the rows of group {g} are not together, in the order of the group list"
+                ),
+            ));
+        }
+        self.flush()?;
+        while self.next < i {
+            self.hand_out_next()?;
+        }
+        self.current = self.headers[i].take();
+        self.next = i + 1;
+        Ok(self.current.as_mut().expect("each header is taken once"))
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<()> {
         self.flush()?;
         while self.next < self.headers.len() {
             self.hand_out_next()?;
@@ -320,15 +406,146 @@ impl Assembler<'_> {
     }
 }
 
+/// The groups of a file of layout 2.0: each group's header on its first row, the groups without
+/// rows from the footer's list, put back at their places.
+struct Streamed<'a> {
+    path: &'a str,
+    without_rows: std::collections::VecDeque<WithoutRows>,
+    /// Groups handed out so far.
+    handed: usize,
+    current: Option<GroupSnapshot>,
+    /// A 64-bit hash of every group id seen, to refuse a group twice without keeping the ids.
+    seen: std::collections::HashSet<u64>,
+    each: &'a mut dyn FnMut(GroupSnapshot) -> Result<()>,
+}
+
+impl<'a> Streamed<'a> {
+    fn new(
+        path: &'a str,
+        list: &str,
+        each: &'a mut dyn FnMut(GroupSnapshot) -> Result<()>,
+    ) -> Result<Self> {
+        let without_rows: Vec<WithoutRows> = serde_json::from_str(list)
+            .map_err(|e| decode_err(path, format!("{KV_GROUPS_WITHOUT_ROWS}: {e}")))?;
+        if let Some(w) = without_rows
+            .windows(2)
+            .find(|w| w[0].position >= w[1].position)
+        {
+            return Err(decode_err(
+                path,
+                format!(
+                    "the groups without rows are not in the order of their places ({} at {}, then {} at {})",
+                    w[0].group.group_id, w[0].position, w[1].group.group_id, w[1].position
+                ),
+            ));
+        }
+        Ok(Streamed {
+            path,
+            without_rows: without_rows.into(),
+            handed: 0,
+            current: None,
+            seen: std::collections::HashSet::new(),
+            each,
+        })
+    }
+
+    fn id_hash(g: &str) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        g.hash(&mut h);
+        h.finish()
+    }
+
+    /// Counts a group id; one seen before is refused.
+    fn see(&mut self, g: &str, row: Option<usize>) -> Result<()> {
+        if self.seen.insert(Self::id_hash(g)) {
+            return Ok(());
+        }
+        let at = row.map(|r| format!("row {r}: ")).unwrap_or_default();
+        Err(decode_err(
+            self.path,
+            format!("{at}group {g} is in the file twice (the rows of a group must be together)"),
+        ))
+    }
+
+    /// Hands out the current group, then the groups without rows whose place comes next.
+    fn flush(&mut self) -> Result<()> {
+        if let Some(g) = self.current.take() {
+            self.handed += 1;
+            (self.each)(g)?;
+        }
+        while self
+            .without_rows
+            .front()
+            .is_some_and(|w| w.position == self.handed)
+        {
+            let w = self.without_rows.pop_front().expect("checked");
+            self.see(&w.group.group_id, None)?;
+            self.handed += 1;
+            (self.each)(w.group)?;
+        }
+        Ok(())
+    }
+}
+
+impl Assemble for Streamed<'_> {
+    fn group(&mut self, g: &str, header: Option<&str>, row: usize) -> Result<&mut GroupSnapshot> {
+        let path = self.path;
+        let continues = self.current.as_ref().is_some_and(|c| c.group_id == g);
+        match (continues, header) {
+            (true, None) => return Ok(self.current.as_mut().expect("checked")),
+            (true, Some(_)) => {
+                return Err(decode_err(
+                    path,
+                    format!("row {row}: a second header of group {g} in its rows"),
+                ))
+            }
+            (false, None) => {
+                return Err(decode_err(
+                    path,
+                    format!("row {row}: the rows of group {g} are not together (its first row has no group_header)"),
+                ))
+            }
+            (false, Some(_)) => {}
+        }
+        self.flush()?;
+        self.see(g, Some(row))?;
+        let header: GroupSnapshot = serde_json::from_str(header.expect("matched"))
+            .map_err(|e| decode_err(path, format!("row {row}: group_header: {e}")))?;
+        if header.group_id != g || !header.partitions.is_empty() {
+            return Err(decode_err(
+                path,
+                format!(
+                    "row {row}: the group_header of group {g} is not that group's header (it names {})",
+                    header.group_id
+                ),
+            ));
+        }
+        self.current = Some(header);
+        Ok(self.current.as_mut().expect("just set"))
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<()> {
+        self.flush()?;
+        match self.without_rows.front() {
+            None => Ok(()),
+            Some(w) => Err(decode_err(
+                self.path,
+                format!(
+                    "group {} without rows is placed at {}, past the {} groups of the file",
+                    w.group.group_id, w.position, self.handed
+                ),
+            )),
+        }
+    }
+}
+
 fn decode<R: ChunkReader + 'static>(
     path: &str,
     reader: R,
     each: &mut dyn FnMut(GroupSnapshot) -> Result<()>,
 ) -> Result<SnapshotMeta> {
-    let dec = |detail: String| Error::Decode {
-        path: path.to_string(),
-        detail,
-    };
+    let dec = |detail: String| decode_err(path, detail);
     let builder =
         ParquetRecordBatchReaderBuilder::try_new(reader).map_err(|e| dec(e.to_string()))?;
     let kv = builder
@@ -337,34 +554,22 @@ fn decode<R: ChunkReader + 'static>(
         .key_value_metadata()
         .cloned()
         .unwrap_or_default();
-    let value = |key: &str| -> Result<String> {
+    let find = |key: &str| -> Option<String> {
         kv.iter()
             .find(|e| e.key == key)
             .and_then(|e| e.value.clone())
-            .ok_or_else(|| dec(format!("key-value metadata {key} is missing")))
     };
-    check_format_version(path, &value(KV_FORMAT_VERSION)?)?;
+    let value = |key: &str| -> Result<String> {
+        find(key).ok_or_else(|| dec(format!("key-value metadata {key} is missing")))
+    };
+    check_parquet_version(path, &value(KV_FORMAT_VERSION)?)?;
     let meta: SnapshotMeta =
         serde_json::from_str(&value(KV_SNAPSHOT)?).map_err(|e| dec(e.to_string()))?;
-    let headers: Vec<GroupSnapshot> =
-        serde_json::from_str(&value(KV_GROUPS)?).map_err(|e| dec(e.to_string()))?;
-    let mut index = std::collections::HashMap::new();
-    for (i, g) in headers.iter().enumerate() {
-        if index.insert(g.group_id.clone(), i).is_some() {
-            return Err(dec(format!(
-                "group {} is twice in the group list",
-                g.group_id
-            )));
-        }
-    }
-    let mut groups = Assembler {
-        path,
-        headers: headers.into_iter().map(Some).collect(),
-        index,
-        next: 0,
-        current: None,
-        each,
+    let mut groups: Box<dyn Assemble + '_> = match find(KV_GROUPS) {
+        Some(list) => Box::new(Listed::new(path, &list, each)?),
+        None => Box::new(Streamed::new(path, &value(KV_GROUPS_WITHOUT_ROWS)?, each)?),
     };
+    drop(kv);
 
     let reader = builder
         .with_batch_size(BATCH_ROWS)
@@ -373,7 +578,7 @@ fn decode<R: ChunkReader + 'static>(
     let mut first_row = 0;
     for batch in reader {
         let batch = batch.map_err(|e| dec(e.to_string()))?;
-        add_rows(path, &batch, first_row, &mut groups)?;
+        add_rows(path, &batch, first_row, groups.as_mut())?;
         first_row += batch.num_rows();
     }
     groups.finish()?;
@@ -386,7 +591,7 @@ fn add_rows(
     path: &str,
     batch: &RecordBatch,
     first_row: usize,
-    groups: &mut Assembler<'_>,
+    groups: &mut dyn Assemble,
 ) -> Result<()> {
     let dec = |detail: String| Error::Decode {
         path: path.to_string(),
@@ -408,6 +613,11 @@ fn add_rows(
         None => None,
         Some(_) => Some(c.get::<StringArray>("topic_id")?),
     };
+    // Files of layout 1.x have no group headers on the rows.
+    let header = match batch.column_by_name("group_header") {
+        None => None,
+        Some(_) => Some(c.get::<StringArray>("group_header")?),
+    };
     for i in 0..batch.num_rows() {
         let row = first_row + i;
         let last_ts = if ts.is_valid(i) {
@@ -418,7 +628,8 @@ fn add_rows(
         } else {
             None
         };
-        let g = groups.group(group.value(i), row)?;
+        let h = header.filter(|h| h.is_valid(i)).map(|h| h.value(i));
+        let g = groups.group(group.value(i), h, row)?;
         g.partitions.push(PartitionOffset {
             topic: topic.value(i).to_string(),
             partition: partition.value(i),
@@ -435,4 +646,273 @@ fn add_rows(
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{GroupState, GroupType, Member};
+
+    fn meta() -> SnapshotMeta {
+        SnapshotMeta {
+            id: "20261205T020000.000Z-0123456789abcdef".into(),
+            cluster_id: "c".into(),
+            ..Default::default()
+        }
+    }
+
+    fn group(id: &str, partitions: i32) -> GroupSnapshot {
+        GroupSnapshot {
+            group_id: id.into(),
+            state: GroupState::Stable,
+            protocol_type: "consumer".into(),
+            group_type: GroupType::Classic,
+            members: vec![Member {
+                member_id: format!("{id}-m"),
+                client_id: "c".into(),
+                host: "/127.0.0.1".into(),
+            }],
+            connector: None,
+            configs: Default::default(),
+            partitions: (0..partitions)
+                .map(|p| PartitionOffset {
+                    topic: "t".into(),
+                    partition: p,
+                    offset: 7,
+                    leader_epoch: None,
+                    metadata: None,
+                    log_start_offset: None,
+                    log_end_offset: None,
+                    lag: None,
+                    last_record_timestamp: None,
+                    topic_id: None,
+                })
+                .collect(),
+        }
+    }
+
+    fn decode_all(bytes: Vec<u8>) -> Result<Vec<GroupSnapshot>> {
+        decode_offsets("o.parquet", Bytes::from(bytes)).map(|(_, g)| g)
+    }
+
+    /// The key-value metadata of a file, as the footer holds it.
+    fn footer_kv(bytes: &[u8]) -> Vec<(String, usize)> {
+        let builder =
+            ParquetRecordBatchReaderBuilder::try_new(Bytes::copy_from_slice(bytes)).unwrap();
+        let kv = builder.metadata().file_metadata().key_value_metadata();
+        kv.into_iter()
+            .flatten()
+            .map(|e| (e.key.clone(), e.value.as_ref().map_or(0, String::len)))
+            .collect()
+    }
+
+    #[test]
+    fn groups_without_rows_keep_their_places() {
+        let cases: &[&[i32]] = &[
+            &[0],
+            &[0, 0, 0],
+            &[0, 2, 0],
+            &[2, 0, 3],
+            &[1, 0, 0, 2, 0],
+            &[0, 0, 1, 1],
+        ];
+        for sizes in cases {
+            let groups: Vec<GroupSnapshot> = sizes
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| group(&format!("g{i}"), n))
+                .collect();
+            let back = decode_all(encode_offsets(&meta(), &groups).unwrap()).unwrap();
+            assert_eq!(back, groups, "sizes {sizes:?}");
+        }
+    }
+
+    #[test]
+    fn the_footer_does_not_grow_with_the_groups_that_have_rows() {
+        let small: Vec<GroupSnapshot> = vec![group("a", 2)];
+        let many: Vec<GroupSnapshot> = (0..2000).map(|i| group(&format!("g{i:05}"), 2)).collect();
+        let footer = |groups: &[GroupSnapshot]| -> usize {
+            let kv = footer_kv(&encode_offsets(&meta(), groups).unwrap());
+            assert!(kv.iter().all(|(k, _)| k != KV_GROUPS), "{kv:?}");
+            kv.iter().map(|(_, n)| n).sum()
+        };
+        assert_eq!(footer(&small), footer(&many));
+    }
+
+    /// A file of layout 1.3: no group_header column, every header in one entry.
+    fn legacy_file(groups: &[GroupSnapshot]) -> Vec<u8> {
+        let with_rows: Vec<GroupSnapshot> = groups
+            .iter()
+            .filter(|g| !g.partitions.is_empty())
+            .cloned()
+            .collect();
+        let full = Arc::new(schema());
+        let rows = batch(&full, &meta(), &with_rows).unwrap();
+        let last = full.fields().len() - 1;
+        let rows = rows.project(&(0..last).collect::<Vec<_>>()).unwrap();
+        let headers: Vec<GroupSnapshot> = groups.iter().map(header).collect();
+        let kv = vec![
+            KeyValue::new(KV_FORMAT_VERSION.into(), "1.3".to_string()),
+            KeyValue::new(KV_SNAPSHOT.into(), serde_json::to_string(&meta()).unwrap()),
+            KeyValue::new(KV_GROUPS.into(), serde_json::to_string(&headers).unwrap()),
+        ];
+        let props = WriterProperties::builder()
+            .set_key_value_metadata(Some(kv))
+            .build();
+        let mut out = Vec::new();
+        let mut writer = ArrowWriter::try_new(&mut out, rows.schema(), Some(props)).unwrap();
+        writer.write(&rows).unwrap();
+        writer.close().unwrap();
+        out
+    }
+
+    #[test]
+    fn files_of_layout_1_are_still_read() {
+        let groups = vec![group("a", 0), group("b", 2), group("c", 0), group("d", 1)];
+        let file = legacy_file(&groups);
+        assert!(footer_kv(&file).iter().any(|(k, _)| k == KV_GROUPS));
+        assert_eq!(decode_all(file).unwrap(), groups);
+    }
+
+    #[test]
+    fn a_newer_major_layout_is_refused_with_an_upgrade_hint() {
+        // The version is a plain string after its key in the footer: "2.0" -> "3.0".
+        assert_eq!(PARQUET_FORMAT_VERSION, "2.0");
+        let mut edited = encode_offsets(&meta(), &[group("a", 1)]).unwrap();
+        let at = edited
+            .windows(KV_FORMAT_VERSION.len() + 8)
+            .position(|w| w.starts_with(KV_FORMAT_VERSION.as_bytes()))
+            .unwrap();
+        let v = at
+            + KV_FORMAT_VERSION.len()
+            + edited[at + KV_FORMAT_VERSION.len()..]
+                .windows(3)
+                .position(|w| w == b"2.0")
+                .unwrap();
+        edited[v] = b'3';
+        let err = decode_all(edited).unwrap_err();
+        assert!(
+            err.to_string().contains(
+                "unsupported format_version 3.0 (this offset-vault reads major versions 1 and 2)"
+            ),
+            "{err}"
+        );
+    }
+
+    /// The file of `groups` with its footer entry of groups without rows replaced.
+    fn with_without_rows(groups: &[GroupSnapshot], list: &str) -> Vec<u8> {
+        let full = Arc::new(schema());
+        let with_rows: Vec<GroupSnapshot> = groups
+            .iter()
+            .filter(|g| !g.partitions.is_empty())
+            .cloned()
+            .collect();
+        let rows = batch(&full, &meta(), &with_rows).unwrap();
+        let kv = vec![
+            KeyValue::new(KV_FORMAT_VERSION.into(), PARQUET_FORMAT_VERSION.to_string()),
+            KeyValue::new(KV_SNAPSHOT.into(), serde_json::to_string(&meta()).unwrap()),
+            KeyValue::new(KV_GROUPS_WITHOUT_ROWS.into(), list.to_string()),
+        ];
+        let props = WriterProperties::builder()
+            .set_key_value_metadata(Some(kv))
+            .build();
+        let mut out = Vec::new();
+        let mut writer = ArrowWriter::try_new(&mut out, full, Some(props)).unwrap();
+        writer.write(&rows).unwrap();
+        writer.close().unwrap();
+        out
+    }
+
+    #[test]
+    fn a_malformed_group_layout_is_refused_with_what_is_wrong() {
+        let rows = [group("a", 2), group("b", 1)];
+        let empty = |id: &str, at: usize| {
+            format!(
+                r#"{{"position":{at},"group":{}}}"#,
+                serde_json::to_string(&group(id, 0)).unwrap()
+            )
+        };
+        let cases: Vec<(String, &str)> = vec![
+            (
+                format!("[{}]", empty("z", 3)),
+                "is placed at 3, past the 2 groups",
+            ),
+            (
+                format!("[{},{}]", empty("y", 1), empty("z", 0)),
+                "not in the order of their places",
+            ),
+            (
+                format!("[{}]", empty("a", 0)),
+                "group a is in the file twice",
+            ),
+            (
+                "{".to_string(),
+                "offset_vault.groups_without_rows: invalid type: map",
+            ),
+        ];
+        for (list, expected) in cases {
+            let err = decode_all(with_without_rows(&rows, &list)).unwrap_err();
+            assert!(err.to_string().contains(expected), "{list}: {err}");
+        }
+        // The footer entry missing altogether.
+        let mut file = with_without_rows(&rows, "[]");
+        let needle = KV_GROUPS_WITHOUT_ROWS.as_bytes();
+        let at = file
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .unwrap();
+        file[at + needle.len() - 1] = b'X';
+        let err = decode_all(file).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("offset_vault.groups_without_rows is missing"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_header_that_names_another_group_or_repeats_is_refused() {
+        let full = Arc::new(schema());
+        let good = batch(&full, &meta(), &[group("a", 2)]).unwrap();
+        let header_col = full.fields().len() - 1;
+        let edit = |headers: Vec<Option<String>>| -> Vec<u8> {
+            let mut columns = good.columns().to_vec();
+            columns[header_col] = Arc::new(StringArray::from(headers));
+            let rows = RecordBatch::try_new(full.clone(), columns).unwrap();
+            let kv = vec![
+                KeyValue::new(KV_FORMAT_VERSION.into(), PARQUET_FORMAT_VERSION.to_string()),
+                KeyValue::new(KV_SNAPSHOT.into(), serde_json::to_string(&meta()).unwrap()),
+                KeyValue::new(KV_GROUPS_WITHOUT_ROWS.into(), "[]".to_string()),
+            ];
+            let props = WriterProperties::builder()
+                .set_key_value_metadata(Some(kv))
+                .build();
+            let mut out = Vec::new();
+            let mut writer = ArrowWriter::try_new(&mut out, full.clone(), Some(props)).unwrap();
+            writer.write(&rows).unwrap();
+            writer.close().unwrap();
+            out
+        };
+        let of = |id: &str| Some(serde_json::to_string(&group(id, 0)).unwrap());
+        let cases = vec![
+            (
+                vec![of("b"), None],
+                "is not that group's header (it names b)",
+            ),
+            (vec![of("a"), of("a")], "row 1: a second header of group a"),
+            (
+                vec![None, None],
+                "row 0: the rows of group a are not together",
+            ),
+            (vec![Some("[1]".into()), None], "row 0: group_header"),
+        ];
+        for (headers, expected) in cases {
+            let err = decode_all(edit(headers.clone())).unwrap_err();
+            assert!(err.to_string().contains(expected), "{headers:?}: {err}");
+        }
+        assert_eq!(
+            decode_all(edit(vec![of("a"), None])).unwrap(),
+            vec![group("a", 2)]
+        );
+    }
 }

@@ -194,7 +194,7 @@ fn check_kind(path: &str, fields: &Map<String, Value>) -> Result<()> {
         return Err(Error::UnsupportedFormat {
             path: path.to_string(),
             found: version.to_string(),
-            supported: 1,
+            supported: "major version 1".into(),
         });
     }
     Ok(())

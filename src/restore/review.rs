@@ -151,7 +151,7 @@ impl PlanFile {
             return Err(Error::UnsupportedFormat {
                 path: path.to_string(),
                 found: version,
-                supported: 1,
+                supported: "major version 1".into(),
             });
         }
         let file: PlanFile = serde_json::from_slice(bytes).map_err(|e| Error::Decode {

@@ -56,7 +56,6 @@ pub async fn write(store: &Store, captured: &Captured) -> Result<Manifest> {
         format,
         repo::HashingWriter::new(std::io::BufWriter::new(file)),
         meta,
-        &captured.groups.headers,
         &mut groups,
     )?;
     let (size, sha256) = out.finish().map_err(local)?;

@@ -9,7 +9,6 @@ use std::io::{BufRead, BufReader, BufWriter, Write};
 use super::manifest::{normalize_group, ContentHasher, Summary, SummaryBuilder};
 use super::model::{ConnectorSnapshot, GroupSnapshot};
 use crate::error::{Error, Result};
-use crate::format::parquet::header;
 
 fn spill_err(e: impl std::fmt::Display) -> Error {
     Error::Internal(format!(
@@ -22,7 +21,9 @@ fn spill_err(e: impl std::fmt::Display) -> Error {
 pub struct Spill {
     writer: BufWriter<File>,
     path: tempfile::TempPath,
-    headers: Vec<GroupSnapshot>,
+    /// The id of the last group pushed, to keep the order.
+    last: Option<String>,
+    groups: usize,
     hasher: ContentHasher,
     summary: SummaryBuilder,
     line: Vec<u8>,
@@ -37,7 +38,8 @@ impl Spill {
         Ok(Spill {
             writer: BufWriter::new(file),
             path,
-            headers: Vec::new(),
+            last: None,
+            groups: 0,
             hasher: ContentHasher::new(),
             summary: SummaryBuilder::default(),
             line: Vec::new(),
@@ -48,11 +50,11 @@ impl Spill {
     /// Adds the next group: group ids must come in increasing order. Its partitions and members
     /// are put in their normalized order here.
     pub fn push(&mut self, mut g: GroupSnapshot) -> Result<()> {
-        if let Some(last) = self.headers.last() {
-            if last.group_id >= g.group_id {
+        if let Some(last) = &self.last {
+            if *last >= g.group_id {
                 return Err(Error::Internal(format!(
-                    "group {} captured after {}: groups must come in id order, each once",
-                    g.group_id, last.group_id
+                    "group {} captured after {last}: groups must come in id order, each once",
+                    g.group_id
                 )));
             }
         }
@@ -64,12 +66,13 @@ impl Spill {
         self.writer.write_all(&self.line).map_err(spill_err)?;
         self.summary.add_group(&g);
         self.rows += g.partitions.len();
-        self.headers.push(header(&g));
+        self.groups += 1;
+        self.last = Some(g.group_id);
         Ok(())
     }
 
     pub fn groups(&self) -> usize {
-        self.headers.len()
+        self.groups
     }
 
     /// Partitions (rows) pushed so far.
@@ -86,7 +89,7 @@ impl Spill {
             summary: self.summary.finish(connectors),
             groups: SpilledGroups {
                 path: self.path,
-                headers: self.headers,
+                count: self.groups,
             },
         })
     }
@@ -103,8 +106,8 @@ pub struct Sealed {
 #[derive(Debug)]
 pub struct SpilledGroups {
     path: tempfile::TempPath,
-    /// Every group without its partitions, in order.
-    pub headers: Vec<GroupSnapshot>,
+    /// How many groups it holds.
+    pub count: usize,
 }
 
 impl SpilledGroups {
@@ -172,12 +175,7 @@ mod tests {
         content.normalize();
         let back: Vec<GroupSnapshot> = sealed.groups.iter().unwrap().map(Result::unwrap).collect();
         assert_eq!(back, content.groups);
-        assert_eq!(sealed.groups.headers.len(), 3);
-        assert!(sealed
-            .groups
-            .headers
-            .iter()
-            .all(|h| h.partitions.is_empty()));
+        assert_eq!(sealed.groups.count, 3);
     }
 
     #[test]
