@@ -20,7 +20,7 @@ pub use connectors::{
 use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot};
 
 /// One committed offset on one side.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Row {
     pub group: String,
     pub topic: String,

@@ -46,6 +46,7 @@ pub mod serve;
 pub mod settings;
 pub mod sign;
 pub mod snapshot;
+pub mod spool;
 pub mod store;
 pub mod timeutil;
 pub mod wire;

@@ -67,6 +67,10 @@ pub struct DiffArgs {
     /// Compare with a cluster other than the one the snapshot was taken on.
     #[arg(long)]
     pub allow_other_cluster: bool,
+    /// With --live: read the cluster for at most this many of the snapshot's partitions at a
+    /// time (whole groups). Memory grows with it, not with the snapshot.
+    #[arg(long, value_name = "PARTITIONS", default_value_t = crate::restore::ledger::DEFAULT_BATCH_PARTITIONS as u64, value_parser = clap::value_parser!(u64).range(1..), requires = "live")]
+    pub batch_partitions: u64,
 }
 
 pub(super) const DIFF_EXAMPLES: &str = "\
@@ -242,7 +246,7 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
     let rows = |which: u8| -> Box<dyn Iterator<Item = Row> + '_> {
         match (which, &live) {
             (0, _) => opened_rows(&old, wanted.as_ref(), &filter, &errors),
-            (_, Some(l)) => Box::new(l.rows(&filter)),
+            (_, Some(l)) => Box::new(l.rows()),
             (_, None) => opened_rows(&new, wanted.as_ref(), &filter, &errors),
         }
     };
@@ -256,6 +260,9 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
             print::table(&old.label, &new.label, &rows, &shown, &connector_diffs)?
         }
     };
+    if let Some(l) = &live {
+        errors.borrow_mut().push(l.error_slot());
+    }
     for slot in errors.borrow().iter() {
         if let Some(e) = slot.lock().expect("not poisoned").take() {
             return Err(e);
@@ -336,19 +343,27 @@ async fn read_live(
         });
     }
     let clients = cli.global.connect_clients()?;
+    let batch = usize::try_from(args.batch_partitions).unwrap_or(usize::MAX);
     let live = match (&old.opened, &old.at) {
-        (Some(opened), _) => Live::read(&kafka, &clients, opened, filter).await?,
+        (Some(opened), _) => Live::read(&kafka, &clients, opened, filter, batch).await?,
         (None, Some(at)) => {
             let refs: Vec<&ConnectorSnapshot> = at.connectors.iter().collect();
             let wanted = filter.group_set(&refs);
-            let groups = at.instant.groups.iter().map(|g| g.snapshot.clone());
+            let mut groups: Vec<crate::snapshot::GroupSnapshot> = at
+                .instant
+                .groups
+                .iter()
+                .map(|g| g.snapshot.clone())
+                .collect();
+            groups.sort_by(|a, b| a.group_id.cmp(&b.group_id));
             Live::read_groups(
                 &kafka,
                 &clients,
-                groups.collect(),
+                groups.into_iter(),
                 wanted.as_ref(),
                 &[],
                 filter,
+                batch,
             )
             .await?
         }

@@ -186,7 +186,14 @@ async fn compare_with_snapshot(
         let opened = repo::open_verified(store, manifest).await?;
         // The snapshot holds the selection: all of it is compared.
         let filter = Filter::default();
-        let now = Live::read(kafka, connect, &opened, &filter).await?;
+        let now = Live::read(
+            kafka,
+            connect,
+            &opened,
+            &filter,
+            crate::restore::ledger::DEFAULT_BATCH_PARTITIONS,
+        )
+        .await?;
         let mut collector = Collector::default();
         let (counts, connectors) = live::compare(&opened, &now, &filter, |d| collector.add(d))?;
         let compared = (now.group_count() as u64, now.connector_count() as u64);

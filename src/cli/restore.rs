@@ -15,10 +15,10 @@ use crate::restore::ledger::Ledger;
 use crate::restore::plan::Recreate;
 use crate::restore::plan::{Action, GroupPlan, Plan};
 use crate::restore::review::{PlanBody, PlanFile, PlanRequest};
-use crate::restore::spool::Spool;
 use crate::restore::watch;
 use crate::restore::{self, Choice, Eligible, Outcome, PlanOptions, RestoreRequest, Status};
 use crate::snapshot::SnapshotKind;
+use crate::spool::Spool;
 use crate::timeutil::parse_time;
 
 /// Reads and checks `--from-plan`: before anything else, so a bad file costs no connection.

@@ -113,7 +113,7 @@ pub async fn cmd_approve(cli: &Cli, args: &ApproveArgs) -> Result<i32> {
 fn approve(
     cli: &Cli,
     file: &mut crate::restore::review::PlanFile,
-    groups: &crate::restore::spool::Spool<crate::restore::plan::GroupPlan>,
+    groups: &crate::spool::Spool<crate::restore::plan::GroupPlan>,
     name: &str,
     key: &crate::sign::SecretKey,
     keys: &crate::sign::Keys,

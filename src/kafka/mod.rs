@@ -317,18 +317,20 @@ impl KafkaClient {
         if groups.is_empty() || self.wire().await.is_none() {
             return Ok(BTreeMap::new());
         }
-        Ok(Self::listed_types(self.list_groups().await?, groups))
+        let wanted: BTreeSet<&String> = groups.iter().collect();
+        Ok(Self::listed_types(self.list_groups().await?, &|g| {
+            wanted.contains(g)
+        }))
     }
 
-    /// [`Self::group_types`] out of a listing already read.
+    /// [`Self::group_types`] out of a listing already read, for the groups `wanted` says.
     pub fn listed_types(
         listing: Vec<GroupListing>,
-        groups: &[String],
+        wanted: &dyn Fn(&String) -> bool,
     ) -> BTreeMap<String, GroupListing> {
-        let wanted: BTreeSet<&String> = groups.iter().collect();
         listing
             .into_iter()
-            .filter(|g| wanted.contains(&g.group_id))
+            .filter(|g| wanted(&g.group_id))
             .map(|g| (g.group_id.clone(), g))
             .collect()
     }

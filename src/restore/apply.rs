@@ -15,13 +15,13 @@ use super::connectors::{
 use super::ledger::{Ledger, Planning};
 use super::outcome::{Drift, Outcome, PartitionCheck, Phase, Status};
 use super::plan::{self, Action, Plan};
-use super::spool::Spool;
 use super::{RestoreRequest, Targets};
 use crate::connect::{ConnectClient, OffsetsAnswer};
 use crate::error::{exit, Error, Result};
 use crate::kafka::{GroupOffset, GroupType, KafkaClient};
 use crate::log::applies::{self as record, AppliedBy, AppliedOffset, ApplyRecord, RecordBody};
 use crate::snapshot::{self, CaptureOptions, Selection, SnapshotKind};
+use crate::spool::Spool;
 use crate::store::Store;
 
 /// The end of the message of every failure before any change.

@@ -13,12 +13,12 @@ use std::sync::Arc;
 
 use super::plan::{self, Plan, PlanOptions, PlanSummary};
 use super::review::{self, Moved};
-use super::spool::Spool;
 use crate::connect::ConnectClient;
 use crate::error::{Error, Result};
 use crate::kafka::KafkaClient;
 use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot};
 use crate::snapshot::repo::Opened;
+use crate::spool::Spool;
 
 /// The default of `--batch-partitions`.
 pub const DEFAULT_BATCH_PARTITIONS: usize = 10_000;

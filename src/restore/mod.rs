@@ -14,7 +14,6 @@ mod plan_stream;
 pub mod reset;
 pub mod review;
 mod secrets;
-pub mod spool;
 pub mod targets;
 pub mod watch;
 
@@ -62,7 +61,7 @@ pub struct RestoreRequest {
     pub reviewed: Option<review::PlanFile>,
     /// The reviewed plan's groups, read from the file into a spool (its `body.plan.groups` is
     /// then empty); `None` when they are in `reviewed` itself.
-    pub reviewed_groups: Option<spool::Spool<plan::GroupPlan>>,
+    pub reviewed_groups: Option<crate::spool::Spool<plan::GroupPlan>>,
     /// Config values that replace the snapshot's when a connector is created again
     /// (`--connector-config-override`; redacted secrets must be among them).
     pub connector_config: BTreeMap<String, String>,

@@ -125,7 +125,7 @@ pub struct Outcome {
     pub ledger: Option<super::ledger::Ledger>,
     /// Every partition read back, in order.
     #[serde(skip)]
-    pub all_checks: Option<super::spool::Spool<PartitionCheck>>,
+    pub all_checks: Option<crate::spool::Spool<PartitionCheck>>,
     /// Connector offsets that differ after the apply, one line each.
     pub connector_mismatches: Vec<String>,
     pub drift: Vec<Drift>,

@@ -13,8 +13,8 @@ use sha2::{Digest, Sha256};
 
 use super::plan::GroupPlan;
 use super::review::{PlanBody, PlanFile, PLAN_KIND};
-use super::spool::Spool;
 use crate::error::{Error, Result};
+use crate::spool::Spool;
 
 /// The compact JSON of a body whose plan has no groups, cut where the groups go: the part up to
 /// and including `"groups":` and the part after `[]`.

@@ -358,14 +358,18 @@ pub async fn capture(
         .collect();
     let (wanted, listed) =
         select_groups(kafka, selection, pattern.as_ref(), &sinks, &mut warnings).await?;
-    let ids: Vec<String> = wanted.keys().cloned().collect();
-    crate::progress::stage("groups: committed offsets read", ids.len() as u64);
+    crate::progress::stage("groups: committed offsets read", wanted.len() as u64);
     let started = std::time::Instant::now();
     // The groups were listed to select them: the same listing gives their types.
     let types = async {
         match listed {
-            Some(listing) => Ok(KafkaClient::listed_types(listing, &ids)),
-            None => kafka.group_types(&ids).await,
+            Some(listing) => Ok(KafkaClient::listed_types(listing, &|g| {
+                wanted.contains_key(g)
+            })),
+            None => {
+                let ids: Vec<String> = wanted.keys().cloned().collect();
+                kafka.group_types(&ids).await
+            }
         }
     };
     let (types, brokers) = futures::join!(types, kafka.brokers());
@@ -378,7 +382,7 @@ pub async fn capture(
         topic_filter: selection.topics.iter().map(String::as_str).collect(),
     };
     let spill = reading.read_all(&wanted, &mut gaps, &mut warnings).await?;
-    tracing::debug!("groups read: {} in {:?}", ids.len(), started.elapsed());
+    tracing::debug!("groups read: {} in {:?}", wanted.len(), started.elapsed());
     if spill.groups() == 0 && connectors.is_empty() && !opts.allow_empty {
         return Err(Error::usage(format!(
             "the selection matched no group and no connector on {}{}; check the names and patterns, or pass --allow-empty to store an empty snapshot (e.g. for a periodic job on a cluster that has no groups yet)",

@@ -13,121 +13,159 @@ use crate::diff::{
 };
 use crate::error::{Error, Result};
 use crate::kafka::KafkaClient;
-use crate::live::LiveView;
 use crate::redact::redact_config;
 use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot};
-use crate::snapshot::repo::Opened;
+use crate::snapshot::repo::{ErrorSlot, Opened};
+use crate::spool::Spool;
 
 /// A live connector's config, and the keys a snapshot would redact. The values stay as they
 /// are: secret ones are compared by hash with a snapshot taken with `--include-secrets`, and
 /// never printed.
 type LiveConfig = (BTreeMap<String, String>, Vec<String>);
 
-/// The cluster now, for the groups and connectors of a snapshot that a filter selects.
+/// The cluster now, for the groups and connectors of a snapshot that a filter selects. The
+/// groups' live rows are kept in a spool file, so memory holds one batch of groups at a time.
 pub(crate) struct Live {
-    view: LiveView,
-    /// The compared groups, sorted.
-    groups: BTreeSet<String>,
+    connectors: BTreeMap<String, Option<crate::live::LiveConnector>>,
     configs: BTreeMap<String, LiveConfig>,
+    group_count: usize,
+    /// The live rows the filter selects, in (group, topic, partition) order.
+    rows: Spool<Row>,
+    /// A read error of the spool, which ends [`Live::rows`] early.
+    error: ErrorSlot,
 }
 
 impl Live {
     /// Reads the committed offsets of the groups of `snapshot` that `filter` selects (a group
     /// named in the filter but absent from the snapshot is read too, and compared with no
-    /// rows), and the offsets, state and config of its connectors that `filter` selects.
+    /// rows), and the offsets, state and config of its connectors that `filter` selects. The
+    /// groups are read in batches of whole groups of at most `batch` partitions (a larger group
+    /// is a batch of its own).
     pub(crate) async fn read(
         kafka: &KafkaClient,
         clients: &[ConnectClient],
         snapshot: &Opened,
         filter: &Filter,
+        batch: usize,
     ) -> Result<Live> {
         let old_connectors: Vec<&ConnectorSnapshot> = snapshot.connectors.iter().collect();
         let wanted = filter.group_set(&old_connectors);
-        let mut groups: Vec<GroupSnapshot> = Vec::new();
-        snapshot.for_each_group(&mut |g| {
-            if wanted.as_ref().is_none_or(|w| w.contains(&g.group_id)) {
-                groups.push(g);
-            }
-            Ok(())
-        })?;
-        Self::read_groups(
+        let stream = snapshot.groups();
+        let slot = stream.error_slot();
+        let live = Self::read_groups(
             kafka,
             clients,
-            groups,
+            stream,
             wanted.as_ref(),
             &snapshot.connectors,
             filter,
+            batch,
         )
-        .await
+        .await?;
+        if let Some(e) = slot.lock().expect("not poisoned").take() {
+            return Err(e);
+        }
+        Ok(live)
     }
 
-    /// As [`Live::read`], for groups already chosen (those of `wanted`, or all) and the
-    /// connectors that `filter` selects among `connectors` (none: no connector is read).
+    /// As [`Live::read`], for groups given in id order (those of `wanted` among them, or all)
+    /// and the connectors that `filter` selects among `connectors` (none: no connector is read).
     pub(crate) async fn read_groups(
         kafka: &KafkaClient,
         clients: &[ConnectClient],
-        mut groups: Vec<GroupSnapshot>,
+        groups: impl Iterator<Item = GroupSnapshot>,
         wanted: Option<&BTreeSet<String>>,
         connectors: &[ConnectorSnapshot],
         filter: &Filter,
+        batch: usize,
     ) -> Result<Live> {
-        for g in wanted.into_iter().flatten() {
-            if !groups.iter().any(|s| &s.group_id == g) {
-                groups.push(placeholder(g));
+        let mut batches = Batches {
+            kafka,
+            filter,
+            budget: batch,
+            rows: Spool::new()?,
+            batch: Vec::new(),
+            partitions: 0,
+            groups: 0,
+        };
+        // The groups the filter names, merged in id order with those of the snapshot: one
+        // absent from it is compared with no rows.
+        let mut named = wanted
+            .map(|w| w.iter().collect::<Vec<_>>())
+            .unwrap_or_default()
+            .into_iter()
+            .peekable();
+        for g in groups {
+            if wanted.is_some_and(|w| !w.contains(&g.group_id)) {
+                continue;
             }
+            while let Some(n) = named.next_if(|n| **n < g.group_id) {
+                batches.add(placeholder(n)).await?;
+            }
+            named.next_if(|n| **n == g.group_id);
+            batches.add(g).await?;
         }
+        for n in named {
+            batches.add(placeholder(n)).await?;
+        }
+        let (group_count, mut rows) = batches.finish().await?;
+        rows.seal()?;
         let connectors: Vec<ConnectorSnapshot> = connectors
             .iter()
             .filter(|c| filter.wants_connector(&c.name))
             .cloned()
             .collect();
-        let (view, by_name) =
-            crate::live::read(kafka, clients, &groups, &connectors, false).await?;
+        let (view, by_name) = crate::live::read(kafka, clients, &[], &connectors, false).await?;
         let configs = live_configs(&by_name).await?;
         Ok(Live {
-            view,
-            groups: groups.into_iter().map(|g| g.group_id).collect(),
+            connectors: view.connectors,
             configs,
+            group_count,
+            rows,
+            error: ErrorSlot::default(),
         })
     }
 
     /// The number of groups compared.
     pub(crate) fn group_count(&self) -> usize {
-        self.groups.len()
+        self.group_count
     }
 
     /// The number of connectors compared (found live or not).
     pub(crate) fn connector_count(&self) -> usize {
-        self.view.connectors.len()
+        self.connectors.len()
     }
 
-    /// The live rows of the compared groups, sorted like a snapshot's.
-    pub(crate) fn rows<'a>(&'a self, filter: &'a Filter) -> impl Iterator<Item = Row> + 'a {
-        let view = &self.view;
-        self.groups.iter().flat_map(move |g| {
-            view.groups
-                .get(g)
-                .into_iter()
-                .flat_map(|lg| lg.offsets.iter())
-                .filter(move |((t, p), _)| filter.wants_partition(t, *p))
-                .map(move |((t, p), o)| Row {
-                    group: g.clone(),
-                    topic: t.clone(),
-                    partition: *p,
-                    offset: *o,
-                    log_start: view
-                        .watermarks
-                        .get(&(t.clone(), *p))
-                        .and_then(|w| w.log_start),
-                    topic_id: view.topic_ids.get(t).cloned(),
-                })
+    /// Where a read error of [`Live::rows`] is kept.
+    pub(crate) fn error_slot(&self) -> ErrorSlot {
+        self.error.clone()
+    }
+
+    /// The live rows of the compared groups, sorted like a snapshot's. A read error ends them
+    /// early and is kept in [`Live::error_slot`].
+    pub(crate) fn rows(&self) -> impl Iterator<Item = Row> + '_ {
+        let read = self.rows.reader();
+        let error = self.error.clone();
+        let (items, failed) = match read {
+            Ok(items) => (Some(items), None),
+            Err(e) => (None, Some(e)),
+        };
+        if let Some(e) = failed {
+            *error.lock().expect("not poisoned") = Some(e);
+        }
+        items.into_iter().flatten().map_while(move |r| match r {
+            Ok(row) => Some(row),
+            Err(e) => {
+                *error.lock().expect("not poisoned") = Some(e);
+                None
+            }
         })
     }
 
     /// The connectors found live, as a side of a connector comparison.
     pub(crate) fn connector_views(&self) -> BTreeMap<String, ConnectorView> {
         let mut news = BTreeMap::new();
-        for (name, l) in &self.view.connectors {
+        for (name, l) in &self.connectors {
             if let Some(l) = l {
                 let config = self.configs.get(name);
                 news.insert(
@@ -146,6 +184,75 @@ impl Live {
     }
 }
 
+/// The groups being read from the cluster, a batch at a time, into the spool of live rows.
+struct Batches<'a> {
+    kafka: &'a KafkaClient,
+    filter: &'a Filter,
+    /// Partitions per batch.
+    budget: usize,
+    rows: Spool<Row>,
+    batch: Vec<GroupSnapshot>,
+    /// Partitions in the batch.
+    partitions: usize,
+    /// Groups read so far.
+    groups: usize,
+}
+
+impl Batches<'_> {
+    /// Adds a group; reads the batch once it is full.
+    async fn add(&mut self, g: GroupSnapshot) -> Result<()> {
+        let size = g.partitions.len().max(1);
+        if !self.batch.is_empty() && self.partitions + size > self.budget {
+            self.read().await?;
+        }
+        self.partitions += size;
+        self.batch.push(g);
+        if self.partitions >= self.budget {
+            self.read().await?;
+        }
+        Ok(())
+    }
+
+    /// Reads the batch's groups now and spools their rows.
+    async fn read(&mut self) -> Result<()> {
+        let batch = std::mem::take(&mut self.batch);
+        self.partitions = 0;
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let (view, _) = crate::live::read(self.kafka, &[], &batch, &[], false).await?;
+        for g in &batch {
+            let Some(lg) = view.groups.get(&g.group_id) else {
+                continue;
+            };
+            for ((t, p), o) in &lg.offsets {
+                if !self.filter.wants_partition(t, *p) {
+                    continue;
+                }
+                self.rows.push(&Row {
+                    group: g.group_id.clone(),
+                    topic: t.clone(),
+                    partition: *p,
+                    offset: *o,
+                    log_start: view
+                        .watermarks
+                        .get(&(t.clone(), *p))
+                        .and_then(|w| w.log_start),
+                    topic_id: view.topic_ids.get(t).cloned(),
+                })?;
+            }
+        }
+        self.groups += batch.len();
+        Ok(())
+    }
+
+    /// Reads the last batch: the number of groups read, and their rows.
+    async fn finish(mut self) -> Result<(usize, Spool<Row>)> {
+        self.read().await?;
+        Ok((self.groups, self.rows))
+    }
+}
+
 /// Compares `snapshot` with the cluster now: hands every partition's difference to `emit` in
 /// (group, topic, partition) order, and returns the counts and the connectors that differ.
 pub(crate) fn compare(
@@ -159,10 +266,11 @@ pub(crate) fn compare(
     let stream = snapshot.groups();
     let slot = stream.error_slot();
     let old = group_rows(stream, wanted.as_ref(), filter);
-    let counts =
-        diff_rows(old, live.rows(filter), emit).map_err(|e| Error::Internal(e.to_string()))?;
-    if let Some(e) = slot.lock().expect("not poisoned").take() {
-        return Err(e);
+    let counts = diff_rows(old, live.rows(), emit).map_err(|e| Error::Internal(e.to_string()))?;
+    for slot in [slot, live.error_slot()] {
+        if let Some(e) = slot.lock().expect("not poisoned").take() {
+            return Err(e);
+        }
     }
     let connectors = compare_connectors(&snapshot.connectors, live.connector_views(), filter);
     Ok((counts, connectors))

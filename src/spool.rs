@@ -1,6 +1,7 @@
 //! A spool: items written one after another to a file of the local temporary directory, one
 //! JSON line each, and read back as often as needed. A restore keeps its plan and its
-//! read-back here, so what it holds in memory is one batch of groups, not the whole cluster.
+//! read-back here, and `diff --live` the cluster's rows, so what they hold in memory is one
+//! batch of groups, not the whole cluster.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -35,7 +36,7 @@ impl<T> Clone for Spool<T> {
 
 fn io_error(what: &str, e: impl std::fmt::Display) -> Error {
     Error::Internal(format!(
-        "the restore's work file in the temporary directory (TMPDIR) could not be {what}: {e}"
+        "a work file in the temporary directory (TMPDIR) could not be {what}: {e}"
     ))
 }
 
