@@ -37,6 +37,7 @@ pub mod guard;
 pub mod kafka;
 pub mod live;
 pub mod log;
+pub mod memory;
 pub mod model;
 pub mod progress;
 pub mod redact;

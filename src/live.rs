@@ -87,59 +87,26 @@ pub async fn read(
     connectors: &[ConnectorSnapshot],
     by_timestamp: bool,
 ) -> Result<(LiveView, BTreeMap<String, ConnectClient>)> {
-    if let Some(g) = groups.iter().find(|g| g.group_type == GroupType::Share) {
-        kafka
-            .require_wire(&format!("share group {}", g.group_id))
-            .await?;
-    }
+    // Called once per batch: what the last batch freed goes back first.
+    crate::memory::release_freed();
+    require_wire_for_shares(kafka, groups).await?;
     let ids: Vec<String> = groups.iter().map(|g| g.group_id.clone()).collect();
-    let names: BTreeSet<String> = groups
-        .iter()
-        .flat_map(|g| g.partitions.iter().map(|p| p.topic.clone()))
-        .collect();
     let ((described, offsets), topics) = futures::try_join!(
         kafka.read_groups(ids),
-        kafka.partition_counts(names.into_iter().collect())
+        kafka.partition_counts(topic_names(groups))
     )?;
-    // The first group whose offsets could not be read fails the whole view.
-    let offsets: BTreeMap<String, Vec<crate::kafka::GroupOffset>> = offsets
-        .into_iter()
-        .map(|(g, r)| r.map(|o| (g, o)))
-        .collect::<Result<_>>()?;
+    let mut offsets = first_error(offsets)?;
     let mut view = LiveView {
         topics,
         ..Default::default()
     };
     for d in described {
-        let committed = offsets.get(&d.group_id).cloned().unwrap_or_default();
-        view.groups.insert(
-            d.group_id.clone(),
-            LiveGroup {
-                state: d.state,
-                members: d.members.iter().map(Member::from).collect(),
-                share_lag: committed
-                    .iter()
-                    .filter_map(|c| c.lag.map(|l| ((c.topic.clone(), c.partition), l)))
-                    .collect(),
-                offsets: committed
-                    .into_iter()
-                    .map(|c| ((c.topic, c.partition), c.offset))
-                    .collect(),
-            },
-        );
+        let committed = offsets.remove(&d.group_id).unwrap_or_default();
+        let members = d.members.iter().map(Member::from).collect();
+        view.groups
+            .insert(d.group_id.clone(), live_group(d.state, members, committed));
     }
-    let partitions: BTreeSet<TopicPartition> = groups
-        .iter()
-        .flat_map(|g| g.partitions.iter().map(|p| (p.topic.clone(), p.partition)))
-        .filter(|(t, p)| view.topics.get(t).is_some_and(|n| p < n))
-        .collect();
-    let names: BTreeSet<String> = partitions.iter().map(|(t, _)| t.clone()).collect();
-    let (marks, ids) = futures::try_join!(
-        kafka.watermarks(&partitions),
-        kafka.topic_ids(names.into_iter().collect())
-    )?;
-    view.watermarks = marks;
-    view.topic_ids = ids;
+    fill_partitions(kafka, groups, &mut view).await?;
     if by_timestamp {
         view.translated = translate_by_time(kafka, groups, &view).await?;
         view.by_timestamp = true;
@@ -154,6 +121,118 @@ pub async fn read(
             .insert(c.name.clone(), found.map(|(_, l)| l));
     }
     Ok((view, clients_by_name))
+}
+
+/// The committed offsets of groups now, and their partitions' log ranges and topic ids, for a
+/// comparison: the groups are not described (their state is not read) and not listed. Each
+/// group's type is the one `groups` records (share groups are asked for their start offsets);
+/// only groups of unknown type (not in the snapshot) are looked up in the cluster's listing.
+pub async fn read_offsets(kafka: &KafkaClient, groups: &[GroupSnapshot]) -> Result<LiveView> {
+    crate::memory::release_freed();
+    require_wire_for_shares(kafka, groups).await?;
+    let unknown: Vec<String> = groups
+        .iter()
+        .filter(|g| g.group_type == GroupType::Unknown)
+        .map(|g| g.group_id.clone())
+        .collect();
+    let mut types = kafka.group_types(&unknown).await?;
+    for g in groups.iter().filter(|g| g.group_type == GroupType::Share) {
+        types.insert(
+            g.group_id.clone(),
+            crate::kafka::GroupListing {
+                group_id: g.group_id.clone(),
+                state: GroupState::Unknown("not read".into()),
+                group_type: GroupType::Share,
+                is_simple: false,
+                protocol_type: None,
+            },
+        );
+    }
+    let ids: Vec<String> = groups.iter().map(|g| g.group_id.clone()).collect();
+    let (offsets, topics) = futures::join!(
+        kafka.group_offsets_typed(ids, &types),
+        kafka.partition_counts(topic_names(groups))
+    );
+    let mut view = LiveView {
+        topics: topics?,
+        ..Default::default()
+    };
+    for (g, committed) in first_error(offsets)? {
+        let state = GroupState::Unknown("not read".into());
+        view.groups
+            .insert(g, live_group(state, Vec::new(), committed));
+    }
+    fill_partitions(kafka, groups, &mut view).await?;
+    Ok(view)
+}
+
+async fn require_wire_for_shares(kafka: &KafkaClient, groups: &[GroupSnapshot]) -> Result<()> {
+    if let Some(g) = groups.iter().find(|g| g.group_type == GroupType::Share) {
+        kafka
+            .require_wire(&format!("share group {}", g.group_id))
+            .await?;
+    }
+    Ok(())
+}
+
+/// The topics of the groups' partitions.
+fn topic_names(groups: &[GroupSnapshot]) -> Vec<String> {
+    let names: BTreeSet<String> = groups
+        .iter()
+        .flat_map(|g| g.partitions.iter().map(|p| p.topic.clone()))
+        .collect();
+    names.into_iter().collect()
+}
+
+/// The groups' committed offsets; the first group whose offsets could not be read fails the
+/// whole view.
+fn first_error(
+    offsets: BTreeMap<String, Result<Vec<crate::kafka::GroupOffset>>>,
+) -> Result<BTreeMap<String, Vec<crate::kafka::GroupOffset>>> {
+    offsets
+        .into_iter()
+        .map(|(g, r)| r.map(|o| (g, o)))
+        .collect()
+}
+
+fn live_group(
+    state: GroupState,
+    members: Vec<Member>,
+    committed: Vec<crate::kafka::GroupOffset>,
+) -> LiveGroup {
+    LiveGroup {
+        state,
+        members,
+        share_lag: committed
+            .iter()
+            .filter_map(|c| c.lag.map(|l| ((c.topic.clone(), c.partition), l)))
+            .collect(),
+        offsets: committed
+            .into_iter()
+            .map(|c| ((c.topic, c.partition), c.offset))
+            .collect(),
+    }
+}
+
+/// The log ranges and topic ids of the groups' partitions whose topics exist now.
+async fn fill_partitions(
+    kafka: &KafkaClient,
+    groups: &[GroupSnapshot],
+    view: &mut LiveView,
+) -> Result<()> {
+    let partitions: BTreeSet<TopicPartition> = groups
+        .iter()
+        .flat_map(|g| g.partitions.iter().map(|p| (p.topic.clone(), p.partition)))
+        .filter(|(t, p)| view.topics.get(t).is_some_and(|n| p < n))
+        .collect();
+    let names: BTreeSet<String> = partitions.iter().map(|(t, _)| t.clone()).collect();
+    let (marks, ids) = futures::try_join!(
+        kafka.watermarks(&partitions),
+        kafka.topic_ids(names.into_iter().collect())
+    )?;
+    view.watermarks = marks;
+    view.topic_ids = ids;
+    Ok(())
 }
 
 /// For each partition with a recorded last-record timestamp `ts`: the first offset at or after

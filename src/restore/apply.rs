@@ -601,7 +601,7 @@ async fn take_undo(
 ) -> Result<String> {
     let plan = &ledger.head;
     let selection = Selection {
-        groups: ledger.group_ids.clone(),
+        groups: ledger.group_ids.to_vec(),
         connectors: plan.connectors.iter().map(|c| c.name.clone()).collect(),
         allow_missing: true,
         with_timestamps: ledger.with_timestamps,

@@ -227,8 +227,9 @@ pub struct Ledger {
     sizes: Vec<usize>,
     /// Batch 0 holds the connectors and their groups.
     with_front: bool,
-    /// Every group of the plan, in the batches' order.
-    pub group_ids: Vec<String>,
+    /// Every group of the plan, in the batches' order; shared by the clones of the ledger (the
+    /// outcome keeps one) and by a review that found the same groups.
+    pub group_ids: std::sync::Arc<Vec<String>>,
     /// Some target carries the record timestamp (the undo snapshot keeps them too).
     pub with_timestamps: bool,
     /// Problems left out of `head.problems`.
@@ -250,7 +251,7 @@ impl Ledger {
             batches: Spool::new()?,
             sizes: Vec::new(),
             with_front,
-            group_ids: Vec::new(),
+            group_ids: Default::default(),
             with_timestamps: false,
             problems_left_out: 0,
         })
@@ -287,7 +288,7 @@ impl Ledger {
                 self.problems_left_out += 1;
             }
         }
-        self.group_ids
+        std::sync::Arc::make_mut(&mut self.group_ids)
             .extend(batch.groups.iter().map(|g| g.group_id.clone()));
         self.sizes.push(batch.groups.len());
         self.batches.push(&batch)
@@ -450,6 +451,9 @@ impl Planning<'_> {
             fresh.add(plan)?;
         }
         fresh.seal()?;
+        if fresh.group_ids == reviewed.group_ids {
+            fresh.group_ids = reviewed.group_ids.clone();
+        }
         Ok(Again {
             fresh: Some(fresh),
             moved,

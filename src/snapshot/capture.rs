@@ -380,6 +380,7 @@ pub async fn capture(
         selection,
         types: &types,
         topic_filter: selection.topics.iter().map(String::as_str).collect(),
+        named: selection.groups.iter().map(String::as_str).collect(),
     };
     let spill = reading.read_all(&wanted, &mut gaps, &mut warnings).await?;
     tracing::debug!("groups read: {} in {:?}", wanted.len(), started.elapsed());
@@ -552,6 +553,8 @@ struct BatchReading<'a> {
     selection: &'a Selection,
     types: &'a BTreeMap<String, GroupListing>,
     topic_filter: BTreeSet<&'a str>,
+    /// The groups the selection names (an undo snapshot names every group it covers).
+    named: BTreeSet<&'a str>,
 }
 
 impl BatchReading<'_> {
@@ -573,6 +576,7 @@ impl BatchReading<'_> {
             for g in self.read(&batch, gaps, warnings, &mut cache).await? {
                 spill.push(g)?;
             }
+            crate::memory::release_freed();
             // Size the next batch from the rows per group seen so far.
             let per_group = (spill.rows() / spill.groups().max(1)).max(1);
             batch_size = (BATCH_ROWS / per_group).clamp(1, MAX_BATCH_GROUPS);
@@ -634,7 +638,6 @@ impl BatchReading<'_> {
         gaps: &mut Gaps,
         warnings: &mut Vec<String>,
     ) -> Result<Option<GroupSnapshot>> {
-        let selection = self.selection;
         let state = desc
             .map(|d| d.state.clone())
             .unwrap_or_else(|| GroupState::Unknown("the coordinator did not describe it".into()));
@@ -671,7 +674,7 @@ impl BatchReading<'_> {
             .collect();
         // With --topic, groups found by pattern or --all-groups that have nothing on those
         // topics are left out; groups named or owned by a named connector stay, even if empty.
-        let named = selection.groups.contains(group_id) || connector.is_some();
+        let named = self.named.contains(group_id.as_str()) || connector.is_some();
         if had_offsets && partitions.is_empty() && !named {
             return Ok(None);
         }
@@ -704,7 +707,7 @@ impl BatchReading<'_> {
         connector: &Option<String>,
         warnings: &mut Vec<String>,
     ) -> Result<bool> {
-        let named = self.selection.groups.contains(group_id);
+        let named = self.named.contains(group_id.as_str());
         if named && !self.selection.allow_missing {
             let blind = if self.kafka.wire().await.is_none() {
                 " (without the direct protocol path, share groups cannot be seen: see the note above, or drop --librdkafka-only)"
