@@ -227,6 +227,15 @@ pub async fn require_trusted(store: &Store, manifest: &Manifest) -> Result<Verdi
 
 /// Lists the snapshots in the given days, newest first, reading each manifest.
 pub async fn list(store: &Store, days: DayRange) -> Result<Vec<Listed>> {
+    list_matching(store, days, &|_| true).await
+}
+
+/// [`list`] of the snapshots whose ids `want` accepts: only their manifests are read.
+async fn list_matching(
+    store: &Store,
+    days: DayRange,
+    want: &(dyn Fn(&str) -> bool + Sync),
+) -> Result<Vec<Listed>> {
     let mut folders: Vec<String> = store
         .folders(SNAPSHOTS)
         .await?
@@ -236,19 +245,25 @@ pub async fn list(store: &Store, days: DayRange) -> Result<Vec<Listed>> {
     folders.sort_unstable_by(|a, b| b.cmp(a));
     let mut out = Vec::new();
     for folder in folders {
-        out.extend(list_day(store, &folder).await?);
+        out.extend(list_day(store, &folder, want).await?);
     }
     Ok(out)
 }
 
-/// Lists one day folder, newest first.
-async fn list_day(store: &Store, folder: &str) -> Result<Vec<Listed>> {
+/// Lists one day folder, newest first (the snapshots whose ids `want` accepts).
+async fn list_day(
+    store: &Store,
+    folder: &str,
+    want: &(dyn Fn(&str) -> bool + Sync),
+) -> Result<Vec<Listed>> {
     let prefix = format!("{SNAPSHOTS}/{folder}");
     let mut by_id: BTreeMap<String, Vec<Object>> = BTreeMap::new();
     for obj in store.list(&prefix).await? {
         let rest = obj.key.strip_prefix(&prefix).unwrap_or(&obj.key);
         if let Some((id, _)) = rest.trim_start_matches('/').split_once('/') {
-            by_id.entry(id.to_string()).or_default().push(obj);
+            if want(id) {
+                by_id.entry(id.to_string()).or_default().push(obj);
+            }
         }
     }
     let prefix = &prefix;
@@ -302,11 +317,9 @@ pub async fn resolve(store: &Store, prefix: &str) -> Result<Manifest> {
         }
         None => DayRange::default(),
     };
-    let matches: Vec<Listed> = list(store, days)
-        .await?
-        .into_iter()
-        .filter(|l| l.id.starts_with(prefix))
-        .collect();
+    // Only the manifests of the ids that match are read: a manifest lists its groups, so a
+    // store of snapshots of many groups would otherwise be read whole for one id.
+    let matches: Vec<Listed> = list_matching(store, days, &|id| id.starts_with(prefix)).await?;
     match matches.as_slice() {
         [] => Err(Error::NotFound {
             what: "snapshot",
@@ -425,12 +438,15 @@ impl Opened {
         .map(|_| ())
     }
 
-    /// The groups in id order, read on a thread of their own one at a time. A read error ends
-    /// the iteration early and is kept: [`GroupStream::error_slot`] holds it.
+    /// The groups in id order, read on a thread of their own. A read error ends the iteration
+    /// early and is kept: [`GroupStream::error_slot`] holds it.
     pub fn groups(&self) -> GroupStream<'_> {
-        // Handed over, not queued: a group can hold many partitions, so the reader holds only
-        // the group it is reading and the consumer the one it was given.
-        let (tx, rx) = std::sync::mpsc::sync_channel(0);
+        // Handed over in chunks of whole groups of about CHUNK_ROWS partitions, one chunk at a
+        // time (a group larger than that is a chunk of its own): the reader holds the chunk it
+        // fills and the consumer the one it was given. One hand-over per group would cost two
+        // thread switches per group, most of the time for many small groups.
+        const CHUNK_ROWS: usize = 4096;
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<GroupSnapshot>>(0);
         let error = std::sync::Arc::new(std::sync::Mutex::new(None));
         let (format, name, path) = (
             self.manifest.format,
@@ -439,9 +455,25 @@ impl Opened {
         );
         let kept = error.clone();
         std::thread::spawn(move || {
+            let stopped = || Error::Internal("stopped".into());
+            let mut chunk = Vec::new();
+            let mut rows = 0;
             let read = format::read_offsets(format, &name, &path, &mut |g| {
-                // The receiver went away: the reader does not want more.
-                tx.send(g).map_err(|_| Error::Internal("stopped".into()))
+                rows += g.partitions.len().max(1);
+                chunk.push(g);
+                if rows >= CHUNK_ROWS {
+                    rows = 0;
+                    // The receiver went away: the reader does not want more.
+                    tx.send(std::mem::take(&mut chunk)).map_err(|_| stopped())?;
+                }
+                Ok(())
+            })
+            .and_then(|_| {
+                if chunk.is_empty() {
+                    Ok(())
+                } else {
+                    tx.send(chunk).map_err(|_| stopped())
+                }
             });
             if let Err(e) = read {
                 if !matches!(&e, Error::Internal(m) if m == "stopped") {
@@ -451,6 +483,7 @@ impl Opened {
         });
         GroupStream {
             rx,
+            chunk: Vec::new().into_iter(),
             error,
             _opened: std::marker::PhantomData,
         }
@@ -478,7 +511,9 @@ pub type ErrorSlot = std::sync::Arc<std::sync::Mutex<Option<Error>>>;
 
 /// See [`Opened::groups`].
 pub struct GroupStream<'a> {
-    rx: std::sync::mpsc::Receiver<GroupSnapshot>,
+    rx: std::sync::mpsc::Receiver<Vec<GroupSnapshot>>,
+    /// The rest of the chunk being handed out.
+    chunk: std::vec::IntoIter<GroupSnapshot>,
     error: ErrorSlot,
     _opened: std::marker::PhantomData<&'a Opened>,
 }
@@ -493,7 +528,12 @@ impl GroupStream<'_> {
 impl Iterator for GroupStream<'_> {
     type Item = GroupSnapshot;
     fn next(&mut self) -> Option<GroupSnapshot> {
-        self.rx.recv().ok()
+        loop {
+            if let Some(g) = self.chunk.next() {
+                return Some(g);
+            }
+            self.chunk = self.rx.recv().ok()?.into_iter();
+        }
     }
 }
 

@@ -230,7 +230,9 @@ impl Cluster {
         const ATTEMPTS: u32 = 5;
         let mut answers: BTreeMap<String, Result<i32>> = BTreeMap::new();
         let mut wanted: Vec<String> = Vec::new();
-        if let (Ok(mut known), Ok(ask_for)) = (self.coordinator_of.lock(), self.ask_for.lock()) {
+        // A coordinator worked out from the leaders of __consumer_offsets is not kept: it is
+        // worked out again as cheaply, so the cache holds only the groups that were asked about.
+        if let (Ok(known), Ok(ask_for)) = (self.coordinator_of.lock(), self.ask_for.lock()) {
             for g in groups {
                 let worked_out = || {
                     let leader = *self
@@ -240,7 +242,6 @@ impl Cluster {
                 };
                 match known.get(g).copied().or_else(worked_out) {
                     Some(node) => {
-                        known.insert(g.clone(), node);
                         answers.insert(g.clone(), Ok(node));
                     }
                     None => wanted.push(g.clone()),
