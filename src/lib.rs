@@ -22,7 +22,7 @@
 //! - [`log`]: the records of `__consumer_offsets`, decoded (pure); the base of the commit-log
 //!   archive.
 //! - [`mirror`]: restoring onto a MirrorMaker 2 replica: topic names on the replica (rules and
-//!   replication policies) (pure).
+//!   replication policies) and MirrorMaker's checkpoint and offset-sync records, decoded (pure).
 //! - [`audit`]: the audit trail: one CloudEvents event in the store for every change made or
 //!   refused.
 
