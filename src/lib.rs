@@ -21,6 +21,8 @@
 //! - [`sign`]: Ed25519 keys, detached signatures and the verdict on an object's signer.
 //! - [`log`]: the records of `__consumer_offsets`, decoded (pure); the base of the commit-log
 //!   archive.
+//! - [`mirror`]: restoring onto a MirrorMaker 2 replica: topic names on the replica (rules and
+//!   replication policies) and MirrorMaker's checkpoint and offset-sync records, decoded (pure).
 //! - [`audit`]: the audit trail: one CloudEvents event in the store for every change made or
 //!   refused.
 
@@ -38,6 +40,7 @@ pub mod kafka;
 pub mod live;
 pub mod log;
 pub mod memory;
+pub mod mirror;
 pub mod model;
 pub mod progress;
 pub mod redact;

@@ -62,7 +62,8 @@ OV_S3_REGION_VALUE="us-east-1"
 ov_kafka_required_jars() {
   echo "kafka_2.13-$OV_KAFKA_VERSION.jar" "kafka-tools-$OV_KAFKA_VERSION.jar" \
     "connect-runtime-$OV_KAFKA_VERSION.jar" "connect-json-$OV_KAFKA_VERSION.jar" \
-    "connect-file-$OV_KAFKA_VERSION.jar" "kafka-streams-$OV_KAFKA_VERSION.jar" \
+    "connect-file-$OV_KAFKA_VERSION.jar" "connect-mirror-$OV_KAFKA_VERSION.jar" \
+    "connect-mirror-client-$OV_KAFKA_VERSION.jar" "kafka-streams-$OV_KAFKA_VERSION.jar" \
     "log4j-core-$OV_LOG4J_VERSION.jar"
 }
 
