@@ -739,6 +739,27 @@ mod tests {
         assert_eq!(footer(&small), footer(&many));
     }
 
+    /// A Parquet file of these rows with this key-value metadata.
+    fn file(rows: &RecordBatch, kv: Vec<KeyValue>) -> Vec<u8> {
+        let props = WriterProperties::builder()
+            .set_key_value_metadata(Some(kv))
+            .build();
+        let mut out = Vec::new();
+        let mut writer = ArrowWriter::try_new(&mut out, rows.schema(), Some(props)).unwrap();
+        writer.write(rows).unwrap();
+        writer.close().unwrap();
+        out
+    }
+
+    /// The key-value metadata of a file of layout 2.0 with this list of groups without rows.
+    fn kv_without_rows(list: &str) -> Vec<KeyValue> {
+        vec![
+            KeyValue::new(KV_FORMAT_VERSION.into(), PARQUET_FORMAT_VERSION.to_string()),
+            KeyValue::new(KV_SNAPSHOT.into(), serde_json::to_string(&meta()).unwrap()),
+            KeyValue::new(KV_GROUPS_WITHOUT_ROWS.into(), list.to_string()),
+        ]
+    }
+
     /// A file of layout 1.3: no group_header column, every header in one entry.
     fn legacy_file(groups: &[GroupSnapshot]) -> Vec<u8> {
         let with_rows: Vec<GroupSnapshot> = groups
@@ -756,14 +777,7 @@ mod tests {
             KeyValue::new(KV_SNAPSHOT.into(), serde_json::to_string(&meta()).unwrap()),
             KeyValue::new(KV_GROUPS.into(), serde_json::to_string(&headers).unwrap()),
         ];
-        let props = WriterProperties::builder()
-            .set_key_value_metadata(Some(kv))
-            .build();
-        let mut out = Vec::new();
-        let mut writer = ArrowWriter::try_new(&mut out, rows.schema(), Some(props)).unwrap();
-        writer.write(&rows).unwrap();
-        writer.close().unwrap();
-        out
+        file(&rows, kv)
     }
 
     #[test]
@@ -808,19 +822,7 @@ mod tests {
             .cloned()
             .collect();
         let rows = batch(&full, &meta(), &with_rows).unwrap();
-        let kv = vec![
-            KeyValue::new(KV_FORMAT_VERSION.into(), PARQUET_FORMAT_VERSION.to_string()),
-            KeyValue::new(KV_SNAPSHOT.into(), serde_json::to_string(&meta()).unwrap()),
-            KeyValue::new(KV_GROUPS_WITHOUT_ROWS.into(), list.to_string()),
-        ];
-        let props = WriterProperties::builder()
-            .set_key_value_metadata(Some(kv))
-            .build();
-        let mut out = Vec::new();
-        let mut writer = ArrowWriter::try_new(&mut out, full, Some(props)).unwrap();
-        writer.write(&rows).unwrap();
-        writer.close().unwrap();
-        out
+        file(&rows, kv_without_rows(list))
     }
 
     #[test]
@@ -879,19 +881,7 @@ mod tests {
             let mut columns = good.columns().to_vec();
             columns[header_col] = Arc::new(StringArray::from(headers));
             let rows = RecordBatch::try_new(full.clone(), columns).unwrap();
-            let kv = vec![
-                KeyValue::new(KV_FORMAT_VERSION.into(), PARQUET_FORMAT_VERSION.to_string()),
-                KeyValue::new(KV_SNAPSHOT.into(), serde_json::to_string(&meta()).unwrap()),
-                KeyValue::new(KV_GROUPS_WITHOUT_ROWS.into(), "[]".to_string()),
-            ];
-            let props = WriterProperties::builder()
-                .set_key_value_metadata(Some(kv))
-                .build();
-            let mut out = Vec::new();
-            let mut writer = ArrowWriter::try_new(&mut out, full.clone(), Some(props)).unwrap();
-            writer.write(&rows).unwrap();
-            writer.close().unwrap();
-            out
+            file(&rows, kv_without_rows("[]"))
         };
         let of = |id: &str| Some(serde_json::to_string(&group(id, 0)).unwrap());
         let cases = vec![
