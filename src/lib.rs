@@ -39,7 +39,6 @@ pub mod guard;
 pub mod kafka;
 pub mod live;
 pub mod log;
-pub mod memory;
 pub mod mirror;
 pub mod model;
 pub mod progress;

@@ -87,8 +87,6 @@ pub async fn read(
     connectors: &[ConnectorSnapshot],
     by_timestamp: bool,
 ) -> Result<(LiveView, BTreeMap<String, ConnectClient>)> {
-    // Called once per batch: what the last batch freed goes back first.
-    crate::memory::release_freed();
     require_wire_for_shares(kafka, groups).await?;
     let ids: Vec<String> = groups.iter().map(|g| g.group_id.clone()).collect();
     let ((described, offsets), topics) = futures::try_join!(
@@ -128,7 +126,6 @@ pub async fn read(
 /// group's type is the one `groups` records (share groups are asked for their start offsets);
 /// only groups of unknown type (not in the snapshot) are looked up in the cluster's listing.
 pub async fn read_offsets(kafka: &KafkaClient, groups: &[GroupSnapshot]) -> Result<LiveView> {
-    crate::memory::release_freed();
     require_wire_for_shares(kafka, groups).await?;
     let unknown: Vec<String> = groups
         .iter()

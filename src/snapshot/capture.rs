@@ -576,7 +576,6 @@ impl BatchReading<'_> {
             for g in self.read(&batch, gaps, warnings, &mut cache).await? {
                 spill.push(g)?;
             }
-            crate::memory::release_freed();
             // Size the next batch from the rows per group seen so far.
             let per_group = (spill.rows() / spill.groups().max(1)).max(1);
             batch_size = (BATCH_ROWS / per_group).clamp(1, MAX_BATCH_GROUPS);

@@ -812,6 +812,33 @@ async fn show_and_diff_list_a_share_group_and_export_leaves_it_out_unless_named(
         "{}",
         table.stdout
     );
+    // The cluster now is the new snapshot: `diff --live` reads the share group's start offsets
+    // (the snapshot says it is a share group) and finds the same changes, in batches of one
+    // partition too.
+    for batch in ["10000", "1"] {
+        let live = ov(
+            &store,
+            &[
+                "diff",
+                &old,
+                "--live",
+                "--all",
+                "--batch-partitions",
+                batch,
+                "--output",
+                "json",
+            ],
+        )
+        .await
+        .ok()
+        .json();
+        let all = ov(&store, &["diff", &old, &new, "--all", "--output", "json"])
+            .await
+            .ok()
+            .json();
+        assert_eq!(live["partitions"], all["partitions"], "{live:#}");
+        assert_eq!(live["summary"], all["summary"], "{live:#}");
+    }
 
     // export: the share group only when named.
     let file = dir.path().join("all.csv");
