@@ -147,7 +147,7 @@ pub async fn read_offsets(kafka: &KafkaClient, groups: &[GroupSnapshot]) -> Resu
     }
     let ids: Vec<String> = groups.iter().map(|g| g.group_id.clone()).collect();
     let (offsets, topics) = futures::join!(
-        kafka.group_offsets_typed(ids, &types),
+        kafka.offsets_listed(ids, &types),
         kafka.partition_counts(topic_names(groups))
     );
     let mut view = LiveView {

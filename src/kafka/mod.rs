@@ -484,15 +484,7 @@ impl KafkaClient {
     /// [`Self::group_offsets_each`] with the groups' listing (empty without the direct path).
     /// Committed offsets of groups whose types are known (`types`: at least the share groups;
     /// the others are asked with OffsetFetch), each group's answer on its own.
-    pub async fn group_offsets_typed(
-        &self,
-        groups: Vec<String>,
-        types: &BTreeMap<String, GroupListing>,
-    ) -> BTreeMap<String, Result<Vec<GroupOffset>>> {
-        self.offsets_listed(groups, types).await
-    }
-
-    async fn offsets_listed(
+    pub async fn offsets_listed(
         &self,
         groups: Vec<String>,
         types: &BTreeMap<String, GroupListing>,

@@ -87,10 +87,7 @@ impl Spill {
         Ok(Sealed {
             content_sha256: self.hasher.finish(connectors),
             summary: self.summary.finish(connectors),
-            groups: SpilledGroups {
-                path: self.path,
-                count: self.groups,
-            },
+            groups: SpilledGroups { path: self.path },
         })
     }
 }
@@ -106,8 +103,6 @@ pub struct Sealed {
 #[derive(Debug)]
 pub struct SpilledGroups {
     path: tempfile::TempPath,
-    /// How many groups it holds.
-    pub count: usize,
 }
 
 impl SpilledGroups {
@@ -175,7 +170,6 @@ mod tests {
         content.normalize();
         let back: Vec<GroupSnapshot> = sealed.groups.iter().unwrap().map(Result::unwrap).collect();
         assert_eq!(back, content.groups);
-        assert_eq!(sealed.groups.count, 3);
     }
 
     #[test]

@@ -144,22 +144,12 @@ impl Live {
     /// The live rows of the compared groups, sorted like a snapshot's. A read error ends them
     /// early and is kept in [`Live::error_slot`].
     pub(crate) fn rows(&self) -> impl Iterator<Item = Row> + '_ {
-        let read = self.rows.reader();
-        let error = self.error.clone();
-        let (items, failed) = match read {
-            Ok(items) => (Some(items), None),
-            Err(e) => (None, Some(e)),
-        };
-        if let Some(e) = failed {
-            *error.lock().expect("not poisoned") = Some(e);
-        }
-        items.into_iter().flatten().map_while(move |r| match r {
-            Ok(row) => Some(row),
-            Err(e) => {
-                *error.lock().expect("not poisoned") = Some(e);
-                None
-            }
-        })
+        let keep = |e: Error| *self.error.lock().expect("not poisoned") = Some(e);
+        let items = self.rows.reader().map_err(keep).ok();
+        items
+            .into_iter()
+            .flatten()
+            .map_while(move |r| r.map_err(keep).ok())
     }
 
     /// The connectors found live, as a side of a connector comparison.
