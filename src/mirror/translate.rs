@@ -638,3 +638,7 @@ async fn find_by_time(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+#[path = "translate_tests.rs"]
+mod tests;

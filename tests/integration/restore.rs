@@ -316,9 +316,43 @@ async fn corrupted_or_foreign_snapshots_are_refused_and_nothing_changes() {
         "{}",
         run.stderr
     );
-    ov(&store, &["restore", &foreign, "--allow-other-cluster"])
-        .await
-        .ok();
+    // Onto another cluster, offsets are translated (--translate auto): a snapshot without
+    // record timestamps and fingerprints gives nothing to confirm them with, so the plan refuses
+    // them, saying what each method found; --translate identity takes them as they are.
+    let refused = ov(
+        &store,
+        &[
+            "restore",
+            &foreign,
+            "--allow-other-cluster",
+            "--output",
+            "json",
+        ],
+    )
+    .await
+    .expect_code(7)
+    .json();
+    let p = &refused["plan"]["groups"][0]["partitions"][0];
+    assert_eq!(p["action"], "untranslated", "{refused:#}");
+    assert!(
+        p["note"]
+            .as_str()
+            .unwrap()
+            .contains("no method could translate it"),
+        "{p:#}"
+    );
+    ov(
+        &store,
+        &[
+            "restore",
+            &foreign,
+            "--allow-other-cluster",
+            "--translate",
+            "identity",
+        ],
+    )
+    .await
+    .ok();
     assert_eq!(kcg::committed(&group, &topic).await, before);
 
     // One flipped byte: refused before anything else.
