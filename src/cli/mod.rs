@@ -400,8 +400,16 @@ Examples:
   offset-vault restore 20261201T0930 --group billing --topic invoices \\
       --on-out-of-range clamp --execute
 
-  # Onto a recreated topic or another cluster: translate offsets by record time
-  offset-vault restore --latest --group billing --by-timestamp --allow-other-cluster
+  # Onto a recreated topic: translate offsets by record time
+  offset-vault restore --latest --group billing --by-timestamp
+
+  # Fail over to a MirrorMaker 2 replica (snapshots taken with --with-timestamps)
+  offset-vault -b replica:9092 restore --latest --group billing --allow-other-cluster \\
+      --replication-policy default:primary --execute
+
+  # Rehearse on staging first: staging is changed, production only read
+  offset-vault -b prod:9092 restore --latest --group billing --rehearse-on staging:9092 \\
+      --replication-policy identity
 
   # A deleted connector, created again with the secrets kept encrypted (snapshot --encrypt-to)
   offset-vault restore --latest --connector orders-sink --recreate-connectors \\

@@ -41,6 +41,11 @@ Examples:
   # A source connector starts again from the beginning of its source (DELETE .../offsets)
   offset-vault reset --connector files-source --to-earliest --stop-connectors --execute
 
+  # Rehearse a reset on staging: targets computed on production (only read), carried to
+  # staging's copies of the topics and applied there; prints the command for production
+  offset-vault -b prod:9092 reset --group billing --topic invoices --to-datetime 2026-12-01T10:00:00Z \\
+      --rehearse-on staging --replication-policy default:prod
+
 The scenarios are kafka-consumer-groups --reset-offsets' (same names and value formats), but a
 target outside the log is refused (exit 7) unless --on-out-of-range clamp. --to-datetime means the
 first record whose timestamp is at or after TIME; it is not the committed position at TIME (that
