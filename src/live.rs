@@ -266,45 +266,7 @@ async fn translate_by_time(
     }
     // Partitions whose topic does not exist here are not looked up: the plan reports them
     // missing, by name.
-    let mut found: BTreeMap<(TopicPartition, i64), (i64, i64)> = BTreeMap::new();
-    loop {
-        let round: Vec<(TopicPartition, i64)> = pending
-            .iter_mut()
-            .filter_map(|(tp, times)| times.pop_first().map(|ms| (tp.clone(), ms)))
-            .collect();
-        if round.is_empty() {
-            break;
-        }
-        let query = |delta: i64| {
-            round
-                .iter()
-                .map(|(tp, ms)| (tp.clone(), OffsetQuery::Timestamp(ms + delta)))
-                .collect::<Vec<_>>()
-        };
-        let (at, after) = futures::try_join!(
-            kafka.list_offsets_each(query(0)),
-            kafka.list_offsets_each(query(1))
-        )?;
-        for (tp, ms) in round {
-            let end = view
-                .watermarks
-                .get(&tp)
-                .and_then(|w| w.log_end)
-                .unwrap_or(0);
-            // -1: no record at or after that time, so everything up to log-end was consumed.
-            let resolve = |r: Option<&std::result::Result<i64, String>>| match r {
-                Some(Ok(o)) if *o >= 0 => Ok(*o),
-                Some(Ok(_)) | None => Ok(end),
-                Some(Err(e)) => Err(Error::kafka(
-                    "ListOffsets",
-                    format!("{}[{}]: {e}", tp.0, tp.1),
-                )),
-            };
-            let x = resolve(at.get(&tp))?;
-            let y = resolve(after.get(&tp))?;
-            found.insert((tp, ms), (x, y));
-        }
-    }
+    let found = spans_at_times(kafka, pending, &view.watermarks).await?;
     let mut out = BTreeMap::new();
     for g in groups {
         for p in &g.partitions {
@@ -331,4 +293,51 @@ async fn translate_by_time(
         }
     }
     Ok(out)
+}
+
+/// For each (partition, time in ms): the first offset whose record is at or after that time, and
+/// the first after it (ListOffsets at T and T+1); the records between share the time. Where no
+/// record is at or after it, the log end. A batched request holds each partition once, so
+/// several times of one partition are looked up in rounds.
+pub(crate) async fn spans_at_times(
+    kafka: &KafkaClient,
+    mut pending: BTreeMap<TopicPartition, BTreeSet<i64>>,
+    watermarks: &BTreeMap<TopicPartition, Watermarks>,
+) -> Result<BTreeMap<(TopicPartition, i64), (i64, i64)>> {
+    let mut found = BTreeMap::new();
+    loop {
+        let round: Vec<(TopicPartition, i64)> = pending
+            .iter_mut()
+            .filter_map(|(tp, times)| times.pop_first().map(|ms| (tp.clone(), ms)))
+            .collect();
+        if round.is_empty() {
+            break;
+        }
+        let query = |delta: i64| {
+            round
+                .iter()
+                .map(|(tp, ms)| (tp.clone(), OffsetQuery::Timestamp(ms + delta)))
+                .collect::<Vec<_>>()
+        };
+        let (at, after) = futures::try_join!(
+            kafka.list_offsets_each(query(0)),
+            kafka.list_offsets_each(query(1))
+        )?;
+        for (tp, ms) in round {
+            let end = watermarks.get(&tp).and_then(|w| w.log_end).unwrap_or(0);
+            // -1: no record at or after that time.
+            let resolve = |r: Option<&std::result::Result<i64, String>>| match r {
+                Some(Ok(o)) if *o >= 0 => Ok(*o),
+                Some(Ok(_)) | None => Ok(end),
+                Some(Err(e)) => Err(Error::kafka(
+                    "ListOffsets",
+                    format!("{}[{}]: {e}", tp.0, tp.1),
+                )),
+            };
+            let x = resolve(at.get(&tp))?;
+            let y = resolve(after.get(&tp))?;
+            found.insert((tp, ms), (x, y));
+        }
+    }
+    Ok(found)
 }

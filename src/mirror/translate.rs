@@ -12,7 +12,7 @@ use super::checkpoints::{decode_checkpoint, decode_offset_sync, Checkpoint, Offs
 use super::decide::{self, ByTime, Decision, Facts, IdentityCheck, Method, MirrorAnswer};
 use super::topic_map::{Mapping, ReplicationPolicy, TopicMap};
 use crate::error::{Error, Result};
-use crate::kafka::{KafkaClient, OffsetQuery, Range, RecordPrint, TopicPartition, Watermarks};
+use crate::kafka::{KafkaClient, Range, RecordPrint, TopicPartition, Watermarks};
 use crate::model::{ConnectorSnapshot, GroupSnapshot};
 
 /// At most this many records sharing one timestamp are read to find the last consumed one.
@@ -511,41 +511,7 @@ async fn find_by_time(
         }
     }
     // (partition, time) -> (first offset at or after it, first offset after it).
-    let mut spans: BTreeMap<(TopicPartition, i64), (i64, i64)> = BTreeMap::new();
-    loop {
-        let round: Vec<(TopicPartition, i64)> = pending
-            .iter_mut()
-            .filter_map(|(tp, times)| times.pop_first().map(|ms| (tp.clone(), ms)))
-            .collect();
-        if round.is_empty() {
-            break;
-        }
-        let query = |delta: i64| {
-            round
-                .iter()
-                .map(|(tp, ms)| (tp.clone(), OffsetQuery::Timestamp(ms + delta)))
-                .collect::<Vec<_>>()
-        };
-        let (at, after) = futures::try_join!(
-            kafka.list_offsets_each(query(0)),
-            kafka.list_offsets_each(query(1))
-        )?;
-        for (tp, ms) in round {
-            let end = marks.get(&tp).and_then(|w| w.log_end).unwrap_or(0);
-            let resolve = |r: Option<&std::result::Result<i64, String>>| match r {
-                Some(Ok(o)) if *o >= 0 => Ok(*o),
-                Some(Ok(_)) | None => Ok(end),
-                Some(Err(e)) => Err(Error::kafka(
-                    "ListOffsets",
-                    format!("{}[{}]: {e}", tp.0, tp.1),
-                )),
-            };
-            spans.insert(
-                (tp.clone(), ms),
-                (resolve(at.get(&tp))?, resolve(after.get(&tp))?),
-            );
-        }
-    }
+    let spans = crate::live::spans_at_times(kafka, pending, marks).await?;
     // The records of each span whose fingerprint is needed, in rounds of one span per partition.
     let mut wanted: BTreeMap<TopicPartition, BTreeSet<(i64, i64)>> = BTreeMap::new();
     for (_, tp, p) in parts {
