@@ -251,8 +251,14 @@ async fn write_undo(
             } else {
                 " --stop-connectors"
             };
+            // A rehearsal's undo point is of the staging cluster, not the one of the command line.
+            let on = if req.undo_tags.contains_key("rehearsal") {
+                format!(" -b {}", kafka.bootstrap())
+            } else {
+                String::new()
+            };
             let cmd = format!(
-                "offset-vault --store {} restore {id}{stop} --execute",
+                "offset-vault{on} --store {} restore {id}{stop} --execute",
                 store.url()
             );
             notify(&format!(
