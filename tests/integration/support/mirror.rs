@@ -317,20 +317,13 @@ impl Rec {
     }
 
     /// What a consumer sees of it, without where it is: timestamp, key, value, headers.
-    pub fn content(
-        &self,
-    ) -> (
-        i64,
-        Option<&str>,
-        Option<&str>,
-        &[(String, Option<Vec<u8>>)],
-    ) {
-        (
-            self.timestamp,
-            self.key.as_deref(),
-            self.value.as_deref(),
-            &self.headers,
-        )
+    pub fn content(&self) -> Content<'_> {
+        Content {
+            timestamp: self.timestamp,
+            key: self.key.as_deref(),
+            value: self.value.as_deref(),
+            headers: &self.headers,
+        }
     }
 
     fn of(message: &BorrowedMessage<'_>) -> Rec {
@@ -355,6 +348,15 @@ impl Rec {
                 .unwrap_or_default(),
         }
     }
+}
+
+/// A record's content, as [`Rec::content`] gives it: what must be the same on both clusters.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Content<'a> {
+    pub timestamp: i64,
+    pub key: Option<&'a str>,
+    pub value: Option<&'a str>,
+    pub headers: &'a [(String, Option<Vec<u8>>)],
 }
 
 /// Produces `records` to `topic` on `cluster`, in order (an idempotent producer: each partition
@@ -431,7 +433,7 @@ pub async fn read_partition(cluster: Cluster, topic: &str, partition: i32) -> Ve
             .expect("partition list");
         consumer.assign(&tpl).expect("assign");
         let deadline = Instant::now() + Duration::from_secs(60);
-        while records.last().map_or(true, |r: &Rec| r.offset < high - 1) {
+        while records.last().is_none_or(|r: &Rec| r.offset < high - 1) {
             assert!(
                 Instant::now() < deadline,
                 "read only {} records of {topic}[{partition}] on {cluster:?} ({low}..{high}) within 60 s",
