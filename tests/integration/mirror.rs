@@ -598,14 +598,46 @@ async fn sink_connector_fails_over_and_writes_exactly_the_records_not_yet_writte
     assert_eq!(lines(&before), values(&first));
 }
 
-/// The line of `text` that is the production command: it starts the `offset-vault` command
-/// with `words` and has no staging option.
-fn production_command<'a>(text: &'a str, words: &[&str]) -> Option<&'a str> {
-    text.lines().find(|line| {
+/// The production command in `text`: a line (lines continued with a trailing backslash joined)
+/// with `offset-vault` and all of `words`, and no staging option.
+fn production_command(text: &str, words: &[&str]) -> Option<String> {
+    let mut joined: Vec<String> = Vec::new();
+    let mut continued = false;
+    for line in text.lines() {
+        let (body, continues) = match line.trim_end().strip_suffix('\\') {
+            Some(body) => (body, true),
+            None => (line, false),
+        };
+        match joined.last_mut() {
+            Some(last) if continued => {
+                last.push(' ');
+                last.push_str(body.trim());
+            }
+            _ => joined.push(body.to_string()),
+        }
+        continued = continues;
+    }
+    joined.into_iter().find(|line| {
         line.contains("offset-vault")
             && words.iter().all(|w| line.contains(w))
             && !line.contains("--rehearse-on")
     })
+}
+
+#[test]
+fn a_production_command_may_span_lines() {
+    let text = "staging: 2 partitions moved\nproduction:\n  offset-vault reset --group g \\\n      --to-earliest --execute\n";
+    assert_eq!(
+        production_command(text, &["reset", "g", "--to-earliest", "--execute"]).as_deref(),
+        Some("  offset-vault reset --group g  --to-earliest --execute")
+    );
+    assert_eq!(
+        production_command(
+            "offset-vault reset --group g --rehearse-on x --execute",
+            &["g"]
+        ),
+        None
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
