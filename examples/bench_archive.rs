@@ -59,6 +59,7 @@ fn content(rows: usize, moved: i64) -> SnapshotContent {
                         log_end_offset: Some(offset + 5000),
                         lag: Some(5000),
                         last_record_timestamp: None,
+                        last_record_digest: None,
                         topic_id: None,
                     }
                 })

@@ -54,6 +54,7 @@ fn tiny(group: &str) -> SnapshotContent {
                 log_end_offset: Some(0),
                 lag: Some(0),
                 last_record_timestamp: None,
+                last_record_digest: None,
                 topic_id: None,
             }],
         }],

@@ -387,6 +387,7 @@ async fn synth_archive(store_dir: &str, commits: u64, hours: i64, group_count: u
                         log_end_offset: None,
                         lag: None,
                         last_record_timestamp: None,
+                        last_record_digest: None,
                         topic_id: None,
                     })
                     .collect(),

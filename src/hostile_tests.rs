@@ -227,6 +227,8 @@ fn plan_file_seed() -> Vec<u8> {
         note: None,
         leader_epoch: Some(3),
         metadata: Some("m".into()),
+        source_topic: None,
+        translation: None,
     };
     let plan = Plan {
         snapshot_id: "20261201T093005.042Z-0123456789abcdef".into(),

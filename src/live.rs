@@ -39,6 +39,11 @@ pub struct LiveView {
     pub translated: BTreeMap<(String, TopicPartition), (i64, String)>,
     /// `None` for a connector that does not exist now.
     pub connectors: BTreeMap<String, Option<LiveConnector>>,
+    /// Another cluster: per (group, partition here), the topic's name in the snapshot and how
+    /// its offset was translated (or why it was not).
+    pub carried: BTreeMap<(String, TopicPartition), (String, crate::mirror::Decision)>,
+    /// Another cluster: what carrying did to each connector.
+    pub connector_notes: BTreeMap<String, Vec<String>>,
 }
 
 /// A connector as it is now.
@@ -250,11 +255,17 @@ async fn translate_by_time(
             pending.entry(tp).or_default().insert(ts.timestamp_millis());
         }
     }
-    if pending.is_empty() {
+    let stamped = groups
+        .iter()
+        .flat_map(|g| &g.partitions)
+        .any(|p| p.last_record_timestamp.is_some());
+    if !stamped {
         return Err(Error::usage(
             "--by-timestamp: the snapshot has no record timestamps for the selected partitions; take snapshots with --with-timestamps",
         ));
     }
+    // Partitions whose topic does not exist here are not looked up: the plan reports them
+    // missing, by name.
     let mut found: BTreeMap<(TopicPartition, i64), (i64, i64)> = BTreeMap::new();
     loop {
         let round: Vec<(TopicPartition, i64)> = pending

@@ -12,7 +12,7 @@ pub use crate::group_model::{GroupState, GroupType};
 
 /// Version of the snapshot file formats (`MAJOR.MINOR`). A reader accepts any minor version of
 /// the major version it knows: minor versions only add optional fields.
-pub const FORMAT_VERSION: &str = "1.3";
+pub const FORMAT_VERSION: &str = "1.4";
 /// The major version this build reads and writes.
 pub const FORMAT_MAJOR: u32 = 1;
 
@@ -155,6 +155,11 @@ pub struct PartitionOffset {
     /// Timestamp of the record at `offset - 1` (the last one consumed), with `--with-timestamps`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_record_timestamp: Option<DateTime<Utc>>,
+    /// Fingerprint of that record (hex SHA-256 of its key, value and headers), with
+    /// `--with-timestamps`: it finds the record again on another cluster. Absent before format
+    /// 1.4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_record_digest: Option<String>,
     /// The topic's id at capture time: a topic deleted and created again under the same name has
     /// another id. Absent in format 1.0 snapshots.
     #[serde(default, skip_serializing_if = "Option::is_none")]

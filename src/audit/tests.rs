@@ -265,6 +265,8 @@ fn group_changes_are_the_plans_own_sums() {
         note: None,
         leader_epoch: None,
         metadata: None,
+        source_topic: None,
+        translation: None,
     };
     let group = |id: &str, partitions| GroupPlan {
         group_id: id.into(),

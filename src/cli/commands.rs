@@ -168,6 +168,11 @@ async fn cmd_list(cli: &Cli, args: &ListArgs) -> Result<i32> {
 }
 
 async fn cmd_show(cli: &Cli, args: &ShowArgs) -> Result<i32> {
+    if args.at.is_some() && args.names.topic_map()?.is_some() {
+        return Err(crate::error::Error::usage(
+            "--topic-map and --replication-policy show a snapshot's topics as another cluster names them: give a snapshot id, not --at",
+        ));
+    }
     let id = match (&args.id, &args.at) {
         (_, Some(at)) => return super::at::show(cli, args, at).await,
         (Some(id), None) => id,
@@ -180,27 +185,73 @@ async fn cmd_show(cli: &Cli, args: &ShowArgs) -> Result<i32> {
     let store = cli.global.open_existing_store()?;
     let manifest = repo::resolve(&store, id).await?;
     let opened = repo::open_verified(&store, &manifest).await?;
+    let map = args.names.topic_map()?;
     match cli.global.output {
-        OutputFormat::Json => print_show_json(&opened)?,
-        OutputFormat::Table => output::print_snapshot(&opened)?,
+        OutputFormat::Json => print_show_json(&opened, map.as_ref())?,
+        OutputFormat::Table => output::print_snapshot(&opened, map.as_ref())?,
     }
     Ok(exit::OK)
 }
 
-/// `show --output json`, written as the groups are read.
-fn print_show_json(opened: &repo::Opened) -> Result<()> {
+/// A group as `show` prints it with `--topic-map`/`--replication-policy`: each topic another
+/// cluster names otherwise as `NAME (snapshot: OLD)`.
+pub(super) fn shown_names(
+    map: Option<&crate::mirror::TopicMap>,
+    mut g: crate::snapshot::GroupSnapshot,
+) -> crate::snapshot::GroupSnapshot {
+    if let Some(map) = map {
+        for p in g.partitions.iter_mut() {
+            if let Some(name) = mapped(map, &p.topic) {
+                p.topic = format!("{name} (snapshot: {})", p.topic);
+            }
+        }
+    }
+    g
+}
+
+/// The name another cluster gives `topic`, when it differs.
+fn mapped(map: &crate::mirror::TopicMap, topic: &str) -> Option<String> {
+    match map.map(topic) {
+        Ok(crate::mirror::Mapping::Replicated { topic: name, .. }) if name != topic => Some(name),
+        _ => None,
+    }
+}
+
+/// `show --output json`, written as the groups are read. With a topic map, a partition whose
+/// topic another cluster names otherwise has that name as `topic` and the snapshot's as
+/// `source_topic`.
+fn print_show_json(opened: &repo::Opened, map: Option<&crate::mirror::TopicMap>) -> Result<()> {
     use std::io::Write;
     #[derive(serde::Serialize)]
     struct Doc<'a> {
         schema_version: u32,
         manifest: &'a crate::snapshot::Manifest,
         signature: &'a crate::sign::Verdict,
-        groups: &'a crate::format::json::SeqOf<'a, crate::snapshot::GroupSnapshot>,
+        groups: &'a crate::format::json::SeqOf<'a, serde_json::Value>,
         connectors: &'a [crate::snapshot::ConnectorSnapshot],
     }
     let mut stream = opened.groups();
     let error = stream.error_slot();
-    let mut groups = std::iter::from_fn(|| stream.next().map(Ok));
+    let as_json = |g: crate::snapshot::GroupSnapshot| -> Result<serde_json::Value> {
+        let mut names = Vec::new();
+        if let Some(map) = map {
+            names = g.partitions.iter().map(|p| mapped(map, &p.topic)).collect();
+        }
+        let mut v =
+            serde_json::to_value(&g).map_err(|e| crate::error::Error::Internal(e.to_string()))?;
+        if let Some(parts) = v["partitions"].as_array_mut() {
+            for (p, name) in parts.iter_mut().zip(names) {
+                if let (Some(name), Some(p)) = (name, p.as_object_mut()) {
+                    let old = p.insert("topic".into(), name.into());
+                    if let Some(old) = old {
+                        p.insert("source_topic".into(), old);
+                    }
+                }
+            }
+        }
+        Ok(v)
+    };
+    let mut groups = std::iter::from_fn(|| stream.next().map(as_json));
     let seq = crate::format::json::SeqOf::new(&mut groups);
     let doc = Doc {
         schema_version: crate::cli::schema::SCHEMA_VERSION,

@@ -374,6 +374,7 @@ fn imported_group(
                     log_end_offset: log_end,
                     lag: log_end.map(|e| (e - r.offset).max(0)),
                     last_record_timestamp: None,
+                    last_record_digest: None,
                     topic_id: None,
                 }
             })

@@ -17,11 +17,13 @@ use crate::diff::{group_rows, ConnectorDiff, Filter, PartitionDiff, Row};
 use crate::error::{exit, Error, Result};
 use crate::kafka::KafkaClient;
 use crate::log::at::{AtRequest, ReadAt};
+use crate::mirror::TopicMap;
 use crate::snapshot::choose::{choose, Choice, Eligible};
 use crate::snapshot::model::ConnectorSnapshot;
 use crate::snapshot::repo::{self, ErrorSlot, Opened};
 use crate::timeutil::parse_time;
 use live::Live;
+use std::sync::Arc;
 
 /// Arguments of `diff`.
 #[derive(Debug, Args)]
@@ -71,6 +73,9 @@ pub struct DiffArgs {
     /// time (whole groups). Memory grows with it, not with the snapshot.
     #[arg(long, value_name = "PARTITIONS", default_value_t = crate::restore::ledger::DEFAULT_BATCH_PARTITIONS as u64, value_parser = clap::value_parser!(u64).range(1..), requires = "live")]
     pub batch_partitions: u64,
+    /// With --live: the snapshot's topics under the names this cluster gives them.
+    #[command(flatten)]
+    pub names: super::mirror::NamesArgs,
 }
 
 pub(super) const DIFF_EXAMPLES: &str = "\
@@ -147,6 +152,8 @@ struct Read {
     /// A snapshot's connectors; an instant's base's, which only name the sink groups of
     /// `--connector` (they are not compared).
     connectors: Vec<ConnectorSnapshot>,
+    /// `--topic-map`, `--replication-policy`: the topics as the live cluster names them.
+    rename: Option<Arc<TopicMap>>,
 }
 
 fn from_opened(opened: Opened) -> Read {
@@ -157,6 +164,7 @@ fn from_opened(opened: Opened) -> Read {
         connectors: opened.connectors.clone(),
         opened: Some(opened),
         at: None,
+        rename: None,
     }
 }
 
@@ -180,6 +188,7 @@ fn from_instant(read: ReadAt) -> Read {
         connectors: read.connectors.clone(),
         opened: None,
         at: Some(read),
+        rename: None,
     }
 }
 
@@ -190,15 +199,24 @@ fn opened_rows<'a>(
     filter: &'a Filter,
     errors: &std::cell::RefCell<Vec<ErrorSlot>>,
 ) -> Box<dyn Iterator<Item = Row> + 'a> {
+    let rename = read.rename.clone();
+    let renamed = move |g: crate::snapshot::GroupSnapshot| match &rename {
+        Some(map) => crate::mirror::rename_group(map, g),
+        None => g,
+    };
     if let Some(at) = &read.at {
-        return Box::new(group_rows(at.instant.present().cloned(), wanted, filter));
+        return Box::new(group_rows(
+            at.instant.present().cloned().map(renamed),
+            wanted,
+            filter,
+        ));
     }
     let Some(opened) = &read.opened else {
         return Box::new(std::iter::empty());
     };
     let stream = opened.groups();
     errors.borrow_mut().push(stream.error_slot());
-    Box::new(group_rows(stream, wanted, filter))
+    Box::new(group_rows(stream.map(renamed), wanted, filter))
 }
 
 pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
@@ -220,7 +238,13 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
         .transpose()?;
     let store = cli.global.open_existing_store()?;
     crate::progress::stage("diff: reading and verifying the two sides", 0);
-    let old = load(&store, &eligible, old_side).await?;
+    let mut old = load(&store, &eligible, old_side).await?;
+    old.rename = args.names.topic_map()?.map(Arc::new);
+    if old.rename.is_some() && !matches!(new_side, Side::Live) {
+        return Err(Error::usage(
+            "--topic-map and --replication-policy compare a snapshot with another cluster: add --live",
+        ));
+    }
 
     let old_connectors: Vec<&ConnectorSnapshot> = old.connectors.iter().collect();
     let (new, live) = match new_side {
@@ -345,7 +369,17 @@ async fn read_live(
     let clients = cli.global.connect_clients()?;
     let batch = usize::try_from(args.batch_partitions).unwrap_or(usize::MAX);
     let live = match (&old.opened, &old.at) {
-        (Some(opened), _) => Live::read(&kafka, &clients, opened, filter, batch).await?,
+        (Some(opened), _) => {
+            Live::read(
+                &kafka,
+                &clients,
+                opened,
+                filter,
+                batch,
+                old.rename.as_deref(),
+            )
+            .await?
+        }
         (None, Some(at)) => {
             let refs: Vec<&ConnectorSnapshot> = at.connectors.iter().collect();
             let wanted = filter.group_set(&refs);
@@ -353,7 +387,10 @@ async fn read_live(
                 .instant
                 .groups
                 .iter()
-                .map(|g| g.snapshot.clone())
+                .map(|g| match &old.rename {
+                    Some(map) => crate::mirror::rename_group(map, g.snapshot.clone()),
+                    None => g.snapshot.clone(),
+                })
                 .collect();
             groups.sort_by(|a, b| a.group_id.cmp(&b.group_id));
             Live::read_groups(
@@ -375,6 +412,7 @@ async fn read_live(
         opened: None,
         at: None,
         connectors: vec![],
+        rename: None,
     };
     Ok((read, live))
 }

@@ -192,6 +192,7 @@ async fn compare_with_snapshot(
             &opened,
             &filter,
             crate::restore::ledger::DEFAULT_BATCH_PARTITIONS,
+            None,
         )
         .await?;
         let mut collector = Collector::default();

@@ -12,6 +12,7 @@ mod follow;
 mod guard;
 mod history_plot;
 mod log;
+mod mirror;
 pub mod output;
 mod prune;
 mod reset;
@@ -612,6 +613,8 @@ pub struct ShowArgs {
         requires = "topics"
     )]
     pub partitions: Vec<i32>,
+    #[command(flatten)]
+    pub names: mirror::NamesArgs,
 }
 
 #[derive(Debug, Args)]
@@ -660,7 +663,7 @@ pub struct RestoreArgs {
     pub allow_partial: bool,
     /// Apply exactly the plan in FILE (written by --plan-file): its checksum, snapshot and
     /// cluster are checked, and nothing is applied if the plan computed now differs.
-    #[arg(help_heading = "Snapshot", long, value_name = "FILE", conflicts_with_all = ["id", "latest", "before", "at", "include_undo", "include_pre_reset", "allow_partial", "groups", "connectors", "topics", "partitions", "on_out_of_range", "skip_missing", "allow_recreated_topics", "recreate_connectors", "connector_config_overrides", "stop_connectors", "allow_other_cluster", "by_timestamp", "plan_file"])]
+    #[arg(help_heading = "Snapshot", long, value_name = "FILE", conflicts_with_all = ["id", "latest", "before", "at", "include_undo", "include_pre_reset", "allow_partial", "groups", "connectors", "topics", "partitions", "on_out_of_range", "skip_missing", "allow_recreated_topics", "recreate_connectors", "connector_config_overrides", "stop_connectors", "allow_other_cluster", "by_timestamp", "plan_file", "topic_map", "replication_policy", "translate", "checkpoints_topic", "offset_syncs_topic", "rehearse_on"])]
     pub from_plan: Option<PathBuf>,
     /// With --from-plan: apply it only with N valid approvals (`offset-vault approve`) by
     /// trusted keys other than the plan author's; otherwise exit 17 and change nothing.
@@ -733,9 +736,12 @@ pub struct RestoreArgs {
     #[arg(help_heading = "Safety", long)]
     pub allow_other_cluster: bool,
     /// Translate targets by the recorded last-record timestamps (snapshots taken with
-    /// --with-timestamps), for a recreated topic or another cluster.
+    /// --with-timestamps), for a recreated topic; onto another cluster it is --translate
+    /// timestamp.
     #[arg(help_heading = "Safety", long)]
     pub by_timestamp: bool,
+    #[command(flatten)]
+    pub mirror: mirror::MirrorArgs,
     /// Do not take an undo snapshot before changing offsets.
     #[arg(help_heading = "Safety", long)]
     pub no_undo: bool,

@@ -308,7 +308,10 @@ pub fn signature_text(v: &crate::sign::Verdict) -> String {
     }
 }
 
-pub fn print_snapshot(opened: &Opened) -> crate::error::Result<()> {
+pub fn print_snapshot(
+    opened: &Opened,
+    map: Option<&crate::mirror::TopicMap>,
+) -> crate::error::Result<()> {
     let m = &opened.manifest;
     crate::outln!("snapshot   {}", m.meta.id);
     crate::outln!("created    {}", m.meta.created_at.to_rfc3339());
@@ -349,6 +352,7 @@ pub fn print_snapshot(opened: &Opened) -> crate::error::Result<()> {
 
     let mut widths = SHOW_HEADERS.map(str::len);
     opened.for_each_group(&mut |g| {
+        let g = super::commands::shown_names(map, g);
         for row in show_rows(&g) {
             for (w, cell) in widths.iter_mut().zip(&row) {
                 *w = (*w).max(cell.chars().count());
@@ -366,6 +370,7 @@ pub fn print_snapshot(opened: &Opened) -> crate::error::Result<()> {
     )
     .map_err(io)?;
     opened.for_each_group(&mut |g| {
+        let g = super::commands::shown_names(map, g);
         for row in show_rows(&g) {
             writeln!(out, "{}", show_line(&widths, &row)).map_err(io)?;
         }

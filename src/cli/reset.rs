@@ -122,7 +122,7 @@ pub struct ResetArgs {
     pub plan_file: Option<PathBuf>,
     /// Apply the reset reviewed in FILE (written by --plan-file): it is planned again from the
     /// same request, and nothing is applied if a target differs.
-    #[arg(help_heading = "Safety", long, value_name = "FILE", conflicts_with_all = ["groups", "group_pattern", "all_groups", "connectors", "all_connectors", "group_type", "topics", "all_topics", "to_earliest", "to_latest", "to_current", "to_offset", "shift_by", "to_datetime", "by_duration", "from_file", "on_out_of_range", "skip_missing", "stop_connectors", "plan_file"])]
+    #[arg(help_heading = "Safety", long, value_name = "FILE", conflicts_with_all = ["groups", "group_pattern", "all_groups", "connectors", "all_connectors", "group_type", "topics", "all_topics", "to_earliest", "to_latest", "to_current", "to_offset", "shift_by", "to_datetime", "by_duration", "from_file", "on_out_of_range", "skip_missing", "stop_connectors", "plan_file", "topic_map", "replication_policy", "translate", "checkpoints_topic", "offset_syncs_topic", "rehearse_on"])]
     pub from_plan: Option<PathBuf>,
     /// With --from-plan: apply it only with N valid approvals (`offset-vault approve`) by
     /// trusted keys other than the plan author's; otherwise exit 17 and change nothing.
@@ -149,6 +149,10 @@ pub struct ResetArgs {
     /// that fails meanwhile exits 16 (with the first lines of its trace).
     #[arg(help_heading = "Watch", long, value_name = "DURATION", value_parser = parse_duration, requires = "execute")]
     pub watch: Option<Duration>,
+    /// Onto another cluster: only with --rehearse-on (a reset's targets are computed on the
+    /// cluster itself, then carried to the staging cluster).
+    #[command(flatten)]
+    pub mirror: super::mirror::MirrorArgs,
 }
 
 /// The scenario the flags name, checked before any I/O; `--by-duration` is counted back from
@@ -344,6 +348,7 @@ fn request(args: &ResetArgs, spec: &ResetSpec, prepared: &PreparedReset) -> Rest
         plan: prepared.options.clone(),
         allow_other_cluster: false,
         by_timestamp: false,
+        mirror: Default::default(),
         undo: !args.no_undo,
         wait_timeout: args.wait_timeout,
         settle: args.settle,
@@ -405,6 +410,12 @@ async fn run(
         facts,
     )?;
     facts.subject = facts.plan_sha256.clone();
+    if !args.mirror.options().is_empty() && args.mirror.rehearse_on.is_none() {
+        return Err(Error::usage(
+            "--topic-map, --replication-policy and --translate carry a reset's targets to a staging cluster: add --rehearse-on STAGING (a reset's targets are computed on the cluster itself)",
+        ));
+    }
+    args.mirror.options().check()?;
     let spec = match &reviewed {
         Some(f) => f.body.reset.clone().expect("checked by read_plan_file"),
         None => spec(args, Utc::now(), cli.global.connect_clients()?.len())?,
@@ -435,6 +446,9 @@ async fn run(
     }
     if let Some(path) = &args.plan_file {
         write_plan_file(path, &kafka, &spec, &prepared, &keys)?;
+    }
+    if let Some(value) = &args.mirror.rehearse_on {
+        return rehearse(cli, args, &spec, &kafka, prepared, value, facts, phase).await;
     }
     let plan = &prepared.plan;
     if !args.execute {
@@ -468,6 +482,126 @@ async fn run(
         ]
     })
     .await
+}
+
+/// `--rehearse-on`: the reset's targets, computed on production (only read), carried to the
+/// staging cluster (topics mapped, offsets translated by the records before them) and applied
+/// there; then the command for production.
+#[allow(clippy::too_many_arguments)]
+async fn rehearse(
+    cli: &Cli,
+    args: &ResetArgs,
+    spec: &ResetSpec,
+    production: &KafkaClient,
+    prepared: PreparedReset,
+    value: &str,
+    facts: &mut Facts,
+    phase: &mut &'static str,
+) -> Result<i32> {
+    let staging = super::mirror::staging(&cli.global, value)?;
+    let store = cli.global.open_store()?;
+    let kafka = KafkaClient::connect(staging.settings.clone()).await?;
+    if kafka.cluster_id() == production.cluster_id() {
+        return Err(Error::usage(format!(
+            "--rehearse-on {value} reaches cluster {}, the production cluster itself: give the staging cluster",
+            kafka.cluster_id()
+        )));
+    }
+    for w in &prepared.warnings {
+        crate::alertln!("warning: {w}");
+    }
+    if !prepared.targets.connectors.is_empty() {
+        crate::alertln!(
+            "warning: connectors are not rehearsed: only the groups' offsets are carried to {}",
+            staging.name
+        );
+    }
+    let mut groups = prepared.targets.source.clone().load()?;
+    // Production's log starts, as the plan read them: a target there is the beginning.
+    let starts: BTreeMap<(&str, &str, i32), i64> = prepared
+        .plan
+        .groups
+        .iter()
+        .flat_map(|g| {
+            g.partitions.iter().filter_map(move |p| {
+                p.log_start
+                    .map(|s| ((g.group_id.as_str(), p.topic.as_str(), p.partition), s))
+            })
+        })
+        .collect();
+    for g in groups.iter_mut() {
+        for p in g.partitions.iter_mut() {
+            p.log_start_offset = starts
+                .get(&(g.group_id.as_str(), p.topic.as_str(), p.partition))
+                .copied();
+        }
+    }
+    for unread in reset::stamp_last_records(production, &mut groups).await? {
+        crate::alertln!("warning: the record before the target {unread} was not read: that partition is translated without it");
+    }
+    let options = args.mirror.options();
+    let mirror = std::sync::Arc::new(options.mirror(true, false)?.ok_or_else(|| {
+        Error::Internal("a rehearsal always carries offsets to another cluster".into())
+    })?);
+    crate::progress::stage("planning the rehearsal", 0);
+    let label = format!("{} (rehearsal)", spec.label());
+    let planning = crate::restore::ledger::Planning {
+        kafka: &kafka,
+        clients: &staging.clients,
+        connectors: &[],
+        snapshot_id: &label,
+        options: &prepared.options,
+        by_timestamp: false,
+        batch_partitions: usize::MAX,
+        mirror: Some(&mirror),
+    };
+    let source = crate::restore::ledger::GroupSource::memory(groups, &Default::default());
+    let planned = planning.plan(&source).await?;
+    crate::progress::finish();
+    let targets = crate::restore::Targets {
+        moved: Vec::new(),
+        source,
+        connectors: Vec::new(),
+        ledger: planned.ledger,
+        connect_by_name: planned.connect_by_name,
+        undo_format: Default::default(),
+        mirror: Some(mirror),
+    };
+    let mut req = request(args, spec, &prepared);
+    req.connectors = Vec::new();
+    req.relative_targets = false;
+    req.allow_other_cluster = true;
+    req.mirror = options;
+    req.undo_tags.insert("rehearsal".into(), "true".into());
+    *phase = "execute";
+    if cli.global.output == OutputFormat::Table {
+        crate::outln!("{label} on {}", staging.name);
+        super::restore::print_ledger(&targets.ledger, "reset")?;
+    }
+    let run = Apply {
+        store: &store,
+        kafka: &kafka,
+        clients: &staging.clients,
+        targets: &targets,
+        req: &req,
+        watch: args.watch,
+        what: "reset",
+        output: cli.global.output,
+    };
+    let code = run
+        .go(facts, |outcome| {
+            vec![
+                ("reset", json!(label)),
+                ("scenario", json!(spec.scenario.describe())),
+                ("pre_reset_snapshot", json!(outcome.undo_snapshot)),
+                ("warnings", json!(prepared.warnings)),
+                ("verified", json!(outcome.verified())),
+                ("rehearsal", super::mirror::rehearsal_json(&staging, &kafka)),
+            ]
+        })
+        .await?;
+    super::mirror::print_rehearsal(cli.global.output, &staging, &kafka, code);
+    Ok(code)
 }
 
 /// Refuses a reviewed plan made for another cluster.

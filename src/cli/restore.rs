@@ -68,6 +68,7 @@ fn reviewed_request(args: &RestoreArgs, (file, groups): Reviewed) -> Result<Rest
         },
         allow_other_cluster: r.allow_other_cluster,
         by_timestamp: r.by_timestamp,
+        mirror: r.mirror,
         undo: !args.no_undo,
         wait_timeout: args.wait_timeout,
         settle: args.settle,
@@ -109,6 +110,14 @@ fn args_request(args: &RestoreArgs) -> Result<RestoreRequest> {
             "--connector-config-override is only for connectors created again: add --recreate-connectors",
         ));
     }
+    let mirror = args.mirror.options();
+    mirror.check()?;
+    let rehearsal = args.mirror.rehearse_on.is_some();
+    if !mirror.is_empty() && !args.allow_other_cluster && !rehearsal {
+        return Err(Error::usage(
+            "--topic-map, --replication-policy and --translate carry offsets to another cluster: add --allow-other-cluster (or --rehearse-on STAGING)",
+        ));
+    }
     Ok(RestoreRequest {
         choice,
         eligible: Eligible {
@@ -133,8 +142,9 @@ fn args_request(args: &RestoreArgs) -> Result<RestoreRequest> {
             }),
             ..Default::default()
         },
-        allow_other_cluster: args.allow_other_cluster,
+        allow_other_cluster: args.allow_other_cluster || rehearsal,
         by_timestamp: args.by_timestamp,
+        mirror,
         undo: !args.no_undo,
         wait_timeout: args.wait_timeout,
         settle: args.settle,
@@ -144,7 +154,11 @@ fn args_request(args: &RestoreArgs) -> Result<RestoreRequest> {
         reviewed_groups: None,
         connector_config: overrides,
         undo_kind: SnapshotKind::Undo,
-        undo_tags: BTreeMap::new(),
+        undo_tags: if rehearsal {
+            [("rehearsal".to_string(), "true".to_string())].into()
+        } else {
+            BTreeMap::new()
+        },
         relative_targets: false,
         identities: identities(args)?,
     })
@@ -174,6 +188,7 @@ fn plan_request(req: &RestoreRequest) -> PlanRequest {
         by_timestamp: req.by_timestamp,
         allow_other_cluster: req.allow_other_cluster,
         allow_partial: req.eligible.include_partial,
+        mirror: req.mirror.clone(),
     }
 }
 
@@ -338,8 +353,16 @@ async fn run(
         args.require_approvals,
         facts,
     )?;
-    let settings = cli.global.kafka_settings()?;
-    let clients = cli.global.connect_clients()?;
+    let staging = args
+        .mirror
+        .rehearse_on
+        .as_deref()
+        .map(|v| super::mirror::staging(&cli.global, v))
+        .transpose()?;
+    let (settings, clients) = match &staging {
+        Some(s) => (s.settings.clone(), s.clients.clone()),
+        None => (cli.global.kafka_settings()?, cli.global.connect_clients()?),
+    };
     let store = cli.global.open_existing_store()?;
     *phase = "choose";
     let mut verified = restore::open(&store, &req)
@@ -361,6 +384,12 @@ async fn run(
     *phase = "plan";
     let kafka = KafkaClient::connect(settings).await?;
     crate::progress::stage("planning the restore", 0);
+    if staging.is_some() && verified.manifest.meta.cluster_id == kafka.cluster_id() {
+        return Err(Error::usage(format!(
+            "--rehearse-on reaches cluster {}, the cluster the snapshot was taken on: a rehearsal is for a staging cluster",
+            kafka.cluster_id()
+        )));
+    }
     let prepared = restore::prepare(verified, &kafka, &clients, &req).await?;
     facts.groups = prepared.targets.ledger.group_changes()?;
     if !prepared.targets.moved.is_empty() {
@@ -373,7 +402,7 @@ async fn run(
         write_plan_file(path, &kafka, &req, &prepared, &keys)?;
     }
     crate::progress::finish();
-    if !args.execute {
+    if !args.execute && staging.is_none() {
         return dry_run(cli.global.output, &prepared);
     }
 
@@ -391,14 +420,23 @@ async fn run(
         what: "restore",
         output: cli.global.output,
     };
-    run.go(facts, |outcome| {
-        vec![
-            ("snapshot", json!(prepared.manifest.meta.id)),
-            ("chosen_because", json!(prepared.chosen_because)),
-            ("verified", json!(outcome.verified())),
-        ]
-    })
-    .await
+    let code = run
+        .go(facts, |outcome| {
+            let mut fields = vec![
+                ("snapshot", json!(prepared.manifest.meta.id)),
+                ("chosen_because", json!(prepared.chosen_because)),
+                ("verified", json!(outcome.verified())),
+            ];
+            if let Some(s) = &staging {
+                fields.push(("rehearsal", super::mirror::rehearsal_json(s, &kafka)));
+            }
+            fields
+        })
+        .await?;
+    if let Some(s) = &staging {
+        super::mirror::print_rehearsal(cli.global.output, s, &kafka, code);
+    }
+    Ok(code)
 }
 
 /// Writes `--plan-file`: the plan, the request it was made with, and (with a signing key) the
@@ -651,9 +689,13 @@ fn print_plan_groups(plan: &Plan, what: &str) {
     ]);
     for g in &plan.groups {
         for p in &g.partitions {
+            let topic = match &p.source_topic {
+                Some(source) => format!("{} <- {source}", p.topic),
+                None => p.topic.clone(),
+            };
             t.add_row(vec![
                 Cell::new(&g.group_id),
-                Cell::new(&p.topic),
+                Cell::new(topic),
                 Cell::new(p.partition),
                 Cell::new(opt(p.current)),
                 Cell::new(opt(p.target)),
@@ -663,12 +705,40 @@ fn print_plan_groups(plan: &Plan, what: &str) {
                 Cell::new(p.reprocess),
                 Cell::new(p.skip),
                 action_cell(p.action, what),
-                Cell::new(p.note.clone().unwrap_or_default()),
+                Cell::new(partition_note(p)),
             ]);
         }
     }
     right(&mut t, &[2, 3, 4, 5, 6, 7, 8, 9]);
     crate::outln!("{t}");
+}
+
+/// A partition's note; onto another cluster, with the method that translated its offset and
+/// MirrorMaker 2's checkpoint beside it.
+fn partition_note(p: &crate::restore::plan::PartitionPlan) -> String {
+    let note = p.note.clone().unwrap_or_default();
+    let Some(t) = p
+        .translation
+        .as_ref()
+        .filter(|t| t.method != crate::mirror::Used::None || !p.action.fails())
+    else {
+        return note;
+    };
+    let method = serde_json::to_value(t.method)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default();
+    let mut out = format!("[{method}] {note}");
+    if let (Some(c), Some(r)) = (t.checkpoint, t.checkpoint_repeats) {
+        if t.method != crate::mirror::Used::Checkpoints {
+            out.push_str(&format!(
+                "; MirrorMaker 2 checkpoint {c} ({} record(s) {})",
+                r.abs(),
+                if r >= 0 { "processed again" } else { "skipped" }
+            ));
+        }
+    }
+    out
 }
 
 /// The connectors, the totals, the problems and the groups' warnings of a plan.
@@ -714,6 +784,11 @@ fn print_plan_tail(plan: &Plan, what: &str, warnings: &[String]) {
             ]);
         }
         crate::outln!("{c}");
+        for conn in &plan.connectors {
+            for note in &conn.notes {
+                crate::outln!("connector {}: {note}", conn.name);
+            }
+        }
     }
     let s = &plan.summary;
     crate::outln!(

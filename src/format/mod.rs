@@ -127,6 +127,7 @@ mod tests {
                     log_end_offset: e,
                     lag,
                     last_record_timestamp: ts.and_then(DateTime::<Utc>::from_timestamp_millis),
+                    last_record_digest: ts.map(|t| format!("{:064x}", t.unsigned_abs())),
                     topic_id: id,
                 },
             )
@@ -212,6 +213,7 @@ mod tests {
                         log_end_offset: Some(i64::from(p) * 4),
                         lag: Some(i64::from(p)),
                         last_record_timestamp: None,
+                        last_record_digest: None,
                         topic_id: None,
                     })
                     .collect(),
@@ -301,6 +303,7 @@ mod tests {
                 log_end_offset: None,
                 lag: None,
                 last_record_timestamp: None,
+                last_record_digest: None,
                 topic_id: None,
             }],
         };
@@ -338,6 +341,7 @@ mod tests {
             log_end_offset: Some(i64::MAX),
             lag: Some(0),
             last_record_timestamp: None,
+            last_record_digest: None,
             topic_id: None,
         });
         for format in [Format::Json, Format::Parquet] {

@@ -33,9 +33,10 @@ use crate::model::{GroupSnapshot, PartitionOffset, SnapshotMeta};
 
 pub const KV_FORMAT_VERSION: &str = "offset_vault.format_version";
 /// The version of the offsets file's layout. 2.0 moved the group headers from the footer's
-/// group list (1.x) to the rows; files of both majors are read. Apart from the layout, a file
+/// group list (1.x) to the rows; 2.1 added the `last_record_digest` column (optional: older
+/// files lack it). Files of both majors are read. Apart from the layout, a file
 /// holds what the snapshot format of [`crate::model::FORMAT_VERSION`] holds.
-pub const PARQUET_FORMAT_VERSION: &str = "2.0";
+pub const PARQUET_FORMAT_VERSION: &str = "2.1";
 
 /// Files of major version 1 (one group list in the footer) and 2 (headers on the rows).
 fn check_parquet_version(path: &str, found: &str) -> Result<()> {
@@ -79,6 +80,7 @@ pub fn schema() -> Schema {
         Field::new("last_record_timestamp", utc(TimeUnit::Millisecond), true),
         Field::new("topic_id", DataType::Utf8, true),
         Field::new("group_header", DataType::Utf8, true),
+        Field::new("last_record_digest", DataType::Utf8, true),
     ])
 }
 
@@ -241,6 +243,7 @@ fn batch(
         ),
         column(&|_, p| p.topic_id.clone()),
         Arc::new(StringArray::from(headers?)),
+        column(&|_, p| p.last_record_digest.clone()),
     ];
     RecordBatch::try_new(schema.clone(), columns).map_err(enc_err)
 }
@@ -618,6 +621,11 @@ fn add_rows(
         None => None,
         Some(_) => Some(c.get::<StringArray>("group_header")?),
     };
+    // Files written before format 1.4 have no record fingerprints.
+    let digest = match batch.column_by_name("last_record_digest") {
+        None => None,
+        Some(_) => Some(c.get::<StringArray>("last_record_digest")?),
+    };
     for i in 0..batch.num_rows() {
         let row = first_row + i;
         let last_ts = if ts.is_valid(i) {
@@ -640,6 +648,9 @@ fn add_rows(
             log_end_offset: opt(end.is_valid(i), end.value(i)),
             lag: opt(lag.is_valid(i), lag.value(i)),
             last_record_timestamp: last_ts,
+            last_record_digest: digest
+                .filter(|d| d.is_valid(i))
+                .map(|d| d.value(i).to_string()),
             topic_id: topic_id
                 .filter(|ids| ids.is_valid(i))
                 .map(|ids| ids.value(i).to_string()),
@@ -685,6 +696,7 @@ mod tests {
                     log_end_offset: None,
                     lag: None,
                     last_record_timestamp: None,
+                    last_record_digest: None,
                     topic_id: None,
                 })
                 .collect(),
@@ -769,8 +781,9 @@ mod tests {
             .collect();
         let full = Arc::new(schema());
         let rows = batch(&full, &meta(), &with_rows).unwrap();
-        let last = full.fields().len() - 1;
-        let rows = rows.project(&(0..last).collect::<Vec<_>>()).unwrap();
+        // Layout 1 has neither the group_header column nor the later last_record_digest.
+        let header_col = full.index_of("group_header").unwrap();
+        let rows = rows.project(&(0..header_col).collect::<Vec<_>>()).unwrap();
         let headers: Vec<GroupSnapshot> = groups.iter().map(header).collect();
         let kv = vec![
             KeyValue::new(KV_FORMAT_VERSION.into(), "1.3".to_string()),
@@ -790,8 +803,8 @@ mod tests {
 
     #[test]
     fn a_newer_major_layout_is_refused_with_an_upgrade_hint() {
-        // The version is a plain string after its key in the footer: "2.0" -> "3.0".
-        assert_eq!(PARQUET_FORMAT_VERSION, "2.0");
+        // The version is a plain string after its key in the footer: "2.1" -> "3.1".
+        assert_eq!(PARQUET_FORMAT_VERSION, "2.1");
         let mut edited = encode_offsets(&meta(), &[group("a", 1)]).unwrap();
         let at = edited
             .windows(KV_FORMAT_VERSION.len() + 8)
@@ -801,13 +814,13 @@ mod tests {
             + KV_FORMAT_VERSION.len()
             + edited[at + KV_FORMAT_VERSION.len()..]
                 .windows(3)
-                .position(|w| w == b"2.0")
+                .position(|w| w == b"2.1")
                 .unwrap();
         edited[v] = b'3';
         let err = decode_all(edited).unwrap_err();
         assert!(
             err.to_string().contains(
-                "unsupported format_version 3.0 (this offset-vault reads major versions 1 and 2)"
+                "unsupported format_version 3.1 (this offset-vault reads major versions 1 and 2)"
             ),
             "{err}"
         );
@@ -876,7 +889,7 @@ mod tests {
     fn a_header_that_names_another_group_or_repeats_is_refused() {
         let full = Arc::new(schema());
         let good = batch(&full, &meta(), &[group("a", 2)]).unwrap();
-        let header_col = full.fields().len() - 1;
+        let header_col = full.index_of("group_header").unwrap();
         let edit = |headers: Vec<Option<String>>| -> Vec<u8> {
             let mut columns = good.columns().to_vec();
             columns[header_col] = Arc::new(StringArray::from(headers));

@@ -3,6 +3,7 @@
 
 mod admin;
 mod ffi;
+mod records;
 mod tail;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -14,13 +15,14 @@ use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::error::KafkaError;
 use rdkafka::types::RDKafkaErrorCode;
-use rdkafka::{ClientContext, Message, Offset, TopicPartitionList};
+use rdkafka::ClientContext;
 
 pub use crate::group_model::{
     DescribeError, GroupDescription, GroupListing, GroupMember, GroupOffset, GroupState, GroupType,
     OffsetQuery, PartitionAnswer,
 };
 pub use crate::settings::{ClientProperties, KafkaSettings};
+pub use records::{record_digest, Range, RecordPrint};
 pub use tail::{Assignment, PartitionRead, RawRecord, Starter, Tail, TailEvent};
 
 use crate::error::{Error, Result};
@@ -659,26 +661,22 @@ impl KafkaClient {
         .await
     }
 
-    /// The timestamp (ms) of the record just before each given offset, i.e. the last record a group
-    /// at that offset has consumed, keyed by (partition, offset). Records that are gone (deleted or
-    /// compacted away) are left out. One consumer reads all partitions at once, within the timeout;
-    /// when several offsets of one partition are asked for, it reads in rounds. Also returns the
-    /// positions whose record could not be read in time (`topic[partition]@offset`).
-    pub async fn last_record_timestamps(
+    /// The record just before each given offset (its timestamp and fingerprint), i.e. the last
+    /// record a group at that offset has consumed, keyed by (partition, offset). Records that are
+    /// gone (deleted or compacted away) are left out. One consumer reads all partitions at once,
+    /// within the timeout; when several offsets of one partition are asked for, it reads in
+    /// rounds. Also returns the positions whose record could not be read in time
+    /// (`topic[partition]@offset`).
+    pub async fn last_records(
         &self,
         positions: Vec<(TopicPartition, i64)>,
-    ) -> Result<(BTreeMap<(TopicPartition, i64), i64>, Vec<String>)> {
+    ) -> Result<(BTreeMap<(TopicPartition, i64), RecordPrint>, Vec<String>)> {
         if positions.is_empty() {
             return Ok((BTreeMap::new(), Vec::new()));
         }
         let settings = self.settings.clone();
         blocking(move || {
-            let consumer: BaseConsumer = client_config(&settings)
-                .set("group.id", "offset-vault-reader-unused")
-                .set("enable.auto.offset.store", "false")
-                .set("auto.offset.reset", "error")
-                .create()
-                .map_err(|e| Error::kafka("consumer", e))?;
+            let consumer = reader(&settings)?;
             let mut rounds: BTreeMap<TopicPartition, Vec<i64>> = BTreeMap::new();
             for (tp, offset) in positions {
                 rounds.entry(tp).or_default().push(offset);
@@ -695,10 +693,10 @@ impl KafkaClient {
                     break;
                 }
                 let asked = round.clone();
-                let (read, missing) = read_records_at(&consumer, round, deadline)?;
-                for (tp, ts) in read {
+                let (read, missing) = records::read_records_at(&consumer, round, deadline)?;
+                for (tp, record) in read {
                     let record_offset = asked[&tp];
-                    found.insert((tp, record_offset + 1), ts);
+                    found.insert((tp, record_offset + 1), record);
                 }
                 unread.extend(missing);
             }
@@ -706,54 +704,32 @@ impl KafkaClient {
         })
         .await
     }
+
+    /// Every record of the given offset ranges, per partition in offset order (key and value
+    /// kept when `keep_payload`). Fails when a range cannot be read whole within the timeout.
+    pub async fn read_ranges(
+        &self,
+        ranges: Vec<Range>,
+        keep_payload: bool,
+    ) -> Result<BTreeMap<TopicPartition, Vec<RecordPrint>>> {
+        let settings = self.settings.clone();
+        blocking(move || {
+            let consumer = reader(&settings)?;
+            let deadline = Instant::now() + settings.timeout;
+            records::read_ranges(&consumer, &ranges, keep_payload, deadline)
+        })
+        .await
+    }
 }
 
-/// Reads the record at the given offset of each partition; returns each one's timestamp (ms),
-/// and the records that could not be read before the deadline.
-fn read_records_at(
-    consumer: &BaseConsumer,
-    mut wanted: HashMap<TopicPartition, i64>,
-    deadline: Instant,
-) -> Result<(HashMap<TopicPartition, i64>, Vec<String>)> {
-    let mut tpl = TopicPartitionList::new();
-    for ((topic, partition), offset) in &wanted {
-        tpl.add_partition_offset(topic, *partition, Offset::Offset(*offset))
-            .map_err(|e| Error::kafka("assign", e))?;
-    }
-    consumer
-        .assign(&tpl)
-        .map_err(|e| Error::kafka("assign", e))?;
-    let mut found = HashMap::new();
-    let mut last_error = None;
-    while !wanted.is_empty() && Instant::now() < deadline {
-        match consumer.poll(Duration::from_millis(200)) {
-            Some(Ok(msg)) => {
-                let key = (msg.topic().to_string(), msg.partition());
-                // A later offset than asked means the record was compacted away.
-                if let Some(&want) = wanted.get(&key).filter(|&&w| msg.offset() >= w) {
-                    wanted.remove(&key);
-                    if msg.offset() == want {
-                        if let Some(ts) = msg.timestamp().to_millis() {
-                            found.insert(key.clone(), ts);
-                        }
-                    }
-                }
-            }
-            Some(Err(e)) => {
-                tracing::debug!("reading last-record timestamps: {e}");
-                last_error = Some(e.to_string());
-            }
-            None => {}
-        }
-    }
-    let why = last_error
-        .map(|e| format!("; last consumer error: {e}"))
-        .unwrap_or_default();
-    let missing = wanted
-        .iter()
-        .map(|((t, p), o)| format!("{t}[{p}]@{o} (record not read within the timeout{why})"))
-        .collect();
-    Ok((found, missing))
+/// A consumer that only reads (assigned partitions, never commits).
+fn reader(settings: &KafkaSettings) -> Result<BaseConsumer> {
+    client_config(settings)
+        .set("group.id", "offset-vault-reader-unused")
+        .set("enable.auto.offset.store", "false")
+        .set("auto.offset.reset", "error")
+        .create()
+        .map_err(|e| Error::kafka("consumer", e))
 }
 
 /// Whether a partition's error is a leader that is moving or not elected yet, which passes.

@@ -234,6 +234,7 @@ pub fn at_instant(g: &GroupSnapshot, state: &State) -> GroupSnapshot {
                 log_end_offset: before.and_then(|p| p.log_end_offset),
                 lag: None,
                 last_record_timestamp: None,
+                last_record_digest: None,
                 topic_id: pos
                     .topic_id
                     .clone()

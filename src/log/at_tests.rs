@@ -12,6 +12,7 @@ fn p(topic: &str, partition: i32, offset: i64, log_end: i64) -> PartitionOffset 
         log_end_offset: Some(log_end),
         lag: None,
         last_record_timestamp: None,
+        last_record_digest: None,
         topic_id: Some("id".into()),
     }
 }

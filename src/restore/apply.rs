@@ -188,8 +188,9 @@ async fn stop_and_review(
         connectors: &prepared.connectors,
         snapshot_id: &prepared.plan().snapshot_id,
         options: &req.plan,
-        by_timestamp: req.by_timestamp,
+        by_timestamp: req.by_timestamp && prepared.mirror.is_none(),
         batch_partitions: req.batch_partitions,
+        mirror: prepared.mirror.as_deref(),
     };
     let again = match planning
         .again(&prepared.source, &prepared.ledger, req.relative_targets)

@@ -49,6 +49,10 @@ pub struct ConnectorPlan {
     /// Why this connector cannot be restored at all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+    /// What restoring onto another cluster does to it (renamed topics, offsets copied as
+    /// they are).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 pub(super) fn plan_connector(
@@ -79,6 +83,11 @@ pub(super) fn plan_connector(
         reset_all: false,
         blocked: None,
         problem: None,
+        notes: live
+            .connector_notes
+            .get(&c.name)
+            .cloned()
+            .unwrap_or_default(),
     };
     let Some(now) = now else {
         plan_recreation(c, opts, &mut plan);

@@ -358,6 +358,8 @@ pub struct Planning<'a> {
     pub options: &'a PlanOptions,
     pub by_timestamp: bool,
     pub batch_partitions: usize,
+    /// Onto another cluster: how topics are named and offsets translated there.
+    pub mirror: Option<&'a crate::mirror::Mirror>,
 }
 
 /// A plan made batch by batch, and where each connector of it lives.
@@ -374,7 +376,16 @@ impl Planning<'_> {
         groups: &[GroupSnapshot],
     ) -> Result<(Plan, BTreeMap<String, ConnectClient>)> {
         let connectors = if index == 0 { self.connectors } else { &[] };
-        let (view, by_name) = crate::live::read(
+        let carried = match self.mirror {
+            Some(m) => Some(m.carry(self.kafka, groups).await?),
+            None => None,
+        };
+        let (carried_groups, decisions) = match carried {
+            Some(c) => (Some(c.groups), Some(c.decisions)),
+            None => (None, None),
+        };
+        let groups = carried_groups.as_deref().unwrap_or(groups);
+        let (mut view, by_name) = crate::live::read(
             self.kafka,
             self.clients,
             groups,
@@ -382,6 +393,12 @@ impl Planning<'_> {
             self.by_timestamp,
         )
         .await?;
+        if let Some(d) = decisions {
+            view.carried = d;
+        }
+        if let Some(m) = self.mirror.filter(|_| index == 0) {
+            view.connector_notes = m.connector_notes.clone();
+        }
         let plan = plan::build(self.snapshot_id, groups, connectors, &view, self.options);
         Ok((plan, by_name))
     }
@@ -567,6 +584,7 @@ mod tests {
                     log_end_offset: None,
                     lag: None,
                     last_record_timestamp: None,
+                    last_record_digest: None,
                     topic_id: None,
                 })
                 .collect(),

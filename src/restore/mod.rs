@@ -48,6 +48,8 @@ pub struct RestoreRequest {
     pub plan: PlanOptions,
     pub allow_other_cluster: bool,
     pub by_timestamp: bool,
+    /// How offsets are carried onto another cluster (`--topic-map`, `--translate`, ...).
+    pub mirror: crate::mirror::MirrorOptions,
     /// Take an undo snapshot before changing anything.
     pub undo: bool,
     /// Bound on waiting for connectors to stop and groups to empty.
@@ -115,6 +117,8 @@ pub struct Targets {
     pub connect_by_name: BTreeMap<String, ConnectClient>,
     /// The file format of the undo snapshot.
     pub undo_format: crate::snapshot::Format,
+    /// How the snapshot's offsets are carried onto this cluster, when they are.
+    pub mirror: Option<Arc<crate::mirror::Mirror>>,
 }
 
 impl Targets {
@@ -270,14 +274,24 @@ pub async fn prepare(
             .as_ref()
             .map(|s| s.recipients.len());
     }
+    let other_cluster = manifest.meta.cluster_id != kafka.cluster_id();
+    let mut connectors = connectors;
+    let mirror = match req.mirror.mirror(other_cluster, req.by_timestamp)? {
+        Some(mut m) => {
+            m.carry_connectors(&mut connectors)?;
+            Some(Arc::new(m))
+        }
+        None => None,
+    };
     let planning = Planning {
         kafka,
         clients,
         connectors: &connectors,
         snapshot_id: &manifest.meta.id,
         options: &options,
-        by_timestamp: req.by_timestamp,
+        by_timestamp: req.by_timestamp && mirror.is_none(),
         batch_partitions: req.batch_partitions,
+        mirror: mirror.as_deref(),
     };
     let Planned {
         mut ledger,
@@ -310,6 +324,7 @@ pub async fn prepare(
             moved,
             connect_by_name,
             undo_format: manifest.format,
+            mirror,
         },
         manifest,
     })

@@ -13,6 +13,7 @@ use super::connector_plan::plan_connector;
 pub use super::connector_plan::{ConnectorPlan, SourceOffsetPlan};
 pub use super::options::{OutOfRange, PlanOptions, Recreate};
 pub use crate::live::{LiveConnector, LiveGroup, LiveView};
+use crate::mirror::Decision;
 
 /// The per-partition action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,6 +41,9 @@ pub enum Action {
     /// The topic was deleted and created again since the snapshot (its id differs): the old
     /// offset points at other records, so the plan fails unless translated by time or allowed.
     Recreated,
+    /// Restoring onto another cluster: no method could translate the offset (`--translate`),
+    /// or the last consumed record is not on this cluster. The plan fails.
+    Untranslated,
 }
 
 impl Action {
@@ -57,6 +61,7 @@ impl Action {
                 | Action::PartitionMissing
                 | Action::RangeUnknown
                 | Action::Recreated
+                | Action::Untranslated
         )
     }
 }
@@ -109,6 +114,13 @@ pub struct PartitionPlan {
     pub leader_epoch: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<String>,
+    /// The topic's name in the snapshot, when this cluster names it otherwise (`--topic-map`,
+    /// `--replication-policy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_topic: Option<String>,
+    /// How the snapshot's offset was carried to this cluster (another cluster only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub translation: Option<crate::mirror::Translation>,
 }
 
 /// One group.
@@ -187,7 +199,14 @@ fn plan_partition(
         note: None,
         leader_epoch: target_in.leader_epoch,
         metadata: target_in.metadata.clone(),
+        source_topic: None,
+        translation: None,
     };
+    let carried = live.carried.get(&(group.to_string(), tp.clone()));
+    if let Some((source, decision)) = carried {
+        p.source_topic = (source != &tp.0).then(|| source.clone());
+        p.translation = Some(decision.translation().clone());
+    }
     if let Some((action, why)) = missing(live, &tp) {
         p.target = None;
         p.leader_epoch = None;
@@ -196,7 +215,19 @@ fn plan_partition(
         } else {
             action
         };
-        p.note = Some(why.to_string());
+        let missing_here = match action {
+            Action::TopicMissing => format!("topic {} does not exist on this cluster", tp.0),
+            _ => format!("{}[{}] does not exist on this cluster", tp.0, tp.1),
+        };
+        p.note = Some(match (&p.source_topic, carried.is_some()) {
+            (Some(source), _) => format!(
+                "{missing_here} (the snapshot's {source}, mapped); check --topic-map and --replication-policy"
+            ),
+            (None, true) => format!(
+                "{missing_here}; if a replicator renamed it, pass --replication-policy or --topic-map"
+            ),
+            (None, false) => why.to_string(),
+        });
         return p;
     }
     if !retarget(&mut p, group, target_in, live, opts) {
@@ -243,6 +274,39 @@ fn retarget(
     opts: &PlanOptions,
 ) -> bool {
     let topic = &target_in.topic;
+    if let Some((_, decision)) = live
+        .carried
+        .get(&(group.to_string(), (topic.clone(), target_in.partition)))
+    {
+        // Another cluster: the old epoch belongs to the other log.
+        p.leader_epoch = None;
+        return match decision {
+            Decision::Target {
+                offset,
+                translation,
+            } => {
+                p.target = Some(*offset);
+                p.note = Some(translation.basis.clone());
+                true
+            }
+            Decision::Refused {
+                why,
+                clamp_to: Some(to),
+                ..
+            } if opts.on_out_of_range == OutOfRange::Clamp => {
+                p.target = Some(*to);
+                p.action = Action::Clamped;
+                p.note = Some(format!("{why} (clamped to {to})"));
+                true
+            }
+            Decision::Refused { why, .. } => {
+                p.target = None;
+                p.action = Action::Untranslated;
+                p.note = Some(why.clone());
+                false
+            }
+        };
+    }
     let translated = live
         .translated
         .get(&(group.to_string(), (topic.clone(), target_in.partition)));
@@ -488,6 +552,8 @@ fn group_partitions(
                 note: Some(OUTSIDE_TARGETS.into()),
                 leader_epoch: None,
                 metadata: None,
+                source_topic: None,
+                translation: None,
             });
         }
     }

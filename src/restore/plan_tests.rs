@@ -16,6 +16,7 @@ fn target(topic: &str, partition: i32, offset: i64) -> PartitionOffset {
         log_end_offset: None,
         lag: None,
         last_record_timestamp: None,
+        last_record_digest: None,
         topic_id: None,
     }
 }

@@ -161,6 +161,7 @@ fn scoped(g: &GroupSnapshot, partitions: Vec<TopicPartition>) -> GroupSnapshot {
                 log_end_offset: None,
                 lag: None,
                 last_record_timestamp: None,
+                last_record_digest: None,
                 topic_id: None,
             })
             .collect(),
@@ -232,6 +233,7 @@ pub async fn prepare(
             ledger,
             connect_by_name: by_name,
             undo_format: Default::default(),
+            mirror: None,
         },
         options: opts,
         warnings,
@@ -364,6 +366,30 @@ fn compute_targets(
         out.push(tg);
     }
     (out, problems)
+}
+
+/// Records, for each partition's target, the record just before it on `kafka` (its timestamp
+/// and fingerprint), as `snapshot --with-timestamps` does: what carries the targets to another
+/// cluster (`--rehearse-on`). Returns the records that could not be read in time.
+pub async fn stamp_last_records(
+    kafka: &KafkaClient,
+    groups: &mut [GroupSnapshot],
+) -> Result<Vec<String>> {
+    let positions: BTreeSet<(TopicPartition, i64)> = groups
+        .iter()
+        .flat_map(|g| g.partitions.iter())
+        .filter(|p| p.offset > 0)
+        .map(|p| ((p.topic.clone(), p.partition), p.offset))
+        .collect();
+    let (found, unread) = kafka.last_records(positions.into_iter().collect()).await?;
+    for p in groups.iter_mut().flat_map(|g| g.partitions.iter_mut()) {
+        let record = found.get(&((p.topic.clone(), p.partition), p.offset));
+        p.last_record_timestamp = record
+            .and_then(|r| r.timestamp)
+            .and_then(chrono::DateTime::<chrono::Utc>::from_timestamp_millis);
+        p.last_record_digest = record.map(|r| r.digest.clone());
+    }
+    Ok(unread)
 }
 
 #[cfg(test)]

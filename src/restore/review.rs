@@ -40,6 +40,12 @@ pub struct PlanRequest {
     pub by_timestamp: bool,
     pub allow_other_cluster: bool,
     pub allow_partial: bool,
+    /// How offsets are carried onto another cluster (absent before they could be).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::mirror::MirrorOptions::is_empty"
+    )]
+    pub mirror: crate::mirror::MirrorOptions,
 }
 
 /// The body of a plan file: everything the checksum covers.
@@ -259,6 +265,7 @@ fn class(a: Action) -> &'static str {
         Action::NotInSnapshot => "not-in-snapshot",
         Action::RangeUnknown => "range-unknown",
         Action::Recreated => "recreated",
+        Action::Untranslated => "untranslated",
     }
 }
 

@@ -22,6 +22,8 @@ fn part(partition: i32, current: i64, target: i64, action: Action) -> PartitionP
         note: None,
         leader_epoch: None,
         metadata: None,
+        source_topic: None,
+        translation: None,
     }
 }
 
@@ -66,6 +68,7 @@ fn source(target: i64) -> ConnectorPlan {
         reset_all: false,
         blocked: None,
         problem: None,
+        notes: Vec::new(),
     }
 }
 

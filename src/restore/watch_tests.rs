@@ -26,6 +26,8 @@ fn partition(topic: &str, partition: i32, target: i64, action: Action) -> Partit
         note: None,
         leader_epoch: None,
         metadata: None,
+        source_topic: None,
+        translation: None,
     }
 }
 
@@ -57,6 +59,7 @@ fn connector(name: &str, state: Option<&str>, group_id: Option<&str>) -> Connect
         reset_all: false,
         blocked: None,
         problem: None,
+        notes: Vec::new(),
     }
 }
 

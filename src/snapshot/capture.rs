@@ -668,6 +668,7 @@ impl BatchReading<'_> {
                 log_end_offset: None,
                 lag: c.lag,
                 last_record_timestamp: None,
+                last_record_digest: None,
                 topic_id: None,
             })
             .collect();
@@ -857,18 +858,18 @@ async fn fill_partition_state(
         })
         .map(|p| ((p.topic.clone(), p.partition), p.offset))
         .collect();
-    let (stamps, unread) = kafka
-        .last_record_timestamps(positions.into_iter().collect())
-        .await?;
+    let (records, unread) = kafka.last_records(positions.into_iter().collect()).await?;
     gaps.extend(
         unread
             .into_iter()
             .map(|u| format!("the last-record timestamp of {u}")),
     );
     for p in groups.iter_mut().flat_map(|g| g.partitions.iter_mut()) {
-        p.last_record_timestamp = stamps
-            .get(&((p.topic.clone(), p.partition), p.offset))
-            .and_then(|ms| DateTime::<Utc>::from_timestamp_millis(*ms));
+        let record = records.get(&((p.topic.clone(), p.partition), p.offset));
+        p.last_record_timestamp = record
+            .and_then(|r| r.timestamp)
+            .and_then(DateTime::<Utc>::from_timestamp_millis);
+        p.last_record_digest = record.map(|r| r.digest.clone());
     }
     Ok(gaps)
 }

@@ -781,6 +781,7 @@ mod tests {
                     log_end_offset: Some(9),
                     lag: Some(4),
                     last_record_timestamp: None,
+                    last_record_digest: None,
                     topic_id: None,
                 })
                 .collect(),

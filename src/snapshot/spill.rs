@@ -143,6 +143,7 @@ mod tests {
                     log_end_offset: Some(10),
                     lag: Some(3),
                     last_record_timestamp: None,
+                    last_record_digest: None,
                     topic_id: None,
                 })
                 .collect(),

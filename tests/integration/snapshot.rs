@@ -398,7 +398,7 @@ print(json.dumps({"schema": {f.name: str(f.type) for f in t.schema}, "rows": row
     assert_eq!(schema["log_end_offset"], "int64");
     assert_eq!(schema["captured_at"], "timestamp[us, tz=UTC]");
     assert_eq!(schema["last_record_timestamp"], "timestamp[ms, tz=UTC]");
-    assert_eq!(read["meta"]["offset_vault.format_version"], "2.0");
+    assert_eq!(read["meta"]["offset_vault.format_version"], "2.1");
 
     // The date folders are Hive partitions: DuckDB reads the archive with a `date` column.
     let today = chrono::Utc::now().format("%Y-%m-%d").to_string();

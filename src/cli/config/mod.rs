@@ -186,6 +186,16 @@ pub enum OneOrMany {
     Many(Vec<String>),
 }
 
+impl Context {
+    /// The context's Connect URLs.
+    pub fn connect_urls(&self) -> Vec<String> {
+        self.connect_url
+            .as_ref()
+            .map(OneOrMany::to_vec)
+            .unwrap_or_default()
+    }
+}
+
 impl OneOrMany {
     fn to_vec(&self) -> Vec<String> {
         match self {

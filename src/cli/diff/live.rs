@@ -47,6 +47,7 @@ impl Live {
         snapshot: &Opened,
         filter: &Filter,
         batch: usize,
+        rename: Option<&crate::mirror::TopicMap>,
     ) -> Result<Live> {
         let old_connectors: Vec<&ConnectorSnapshot> = snapshot.connectors.iter().collect();
         let wanted = filter.group_set(&old_connectors);
@@ -55,7 +56,10 @@ impl Live {
         let live = Self::read_groups(
             kafka,
             clients,
-            stream,
+            stream.map(|g| match rename {
+                Some(map) => crate::mirror::rename_group(map, g),
+                None => g,
+            }),
             wanted.as_ref(),
             &snapshot.connectors,
             filter,
