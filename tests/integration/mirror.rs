@@ -128,8 +128,49 @@ async fn failover_by_timestamp_reads_exactly_the_first_unconsumed_record() {
 
     wait_replicated(&topic).await;
     let (_dir, store) = local_store();
-    snapshot_with_timestamps(&store, &group).await;
+    let id = snapshot_with_timestamps(&store, &group).await;
     let checkpoints = wait_checkpoints(&group, &replica, &positions).await;
+
+    // The snapshot holds the last consumed record's time and fingerprint (a hex SHA-256), one per
+    // record: three different records, three different fingerprints.
+    let shown = ov_on(Primary, &store, &["show", &id, "--output", "json"])
+        .await
+        .ok()
+        .json();
+    let mut digests = Vec::new();
+    for part in shown["groups"][0]["partitions"]
+        .as_array()
+        .expect("partitions")
+    {
+        let p = part["partition"].as_i64().unwrap() as i32;
+        let last = record_at(&produced, p, positions[&p] - 1);
+        let at = chrono::DateTime::parse_from_rfc3339(
+            part["last_record_timestamp"].as_str().expect("a timestamp"),
+        )
+        .unwrap_or_else(|e| panic!("{part}: {e}"));
+        assert_eq!(at.timestamp_millis(), last.timestamp, "{part}");
+        let digest = part["last_record_digest"].as_str().expect("a digest");
+        assert!(
+            digest.len() == 64 && digest.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{part}"
+        );
+        digests.push(digest.to_string());
+    }
+    digests.sort();
+    digests.dedup();
+    assert_eq!(digests.len(), 3, "{shown:#}");
+
+    // diff --live against the replica, under the replica's names: the group is not there yet.
+    let diff = [
+        "diff",
+        &id,
+        "--live",
+        "--allow-other-cluster",
+        "--replication-policy",
+        REPLICATION_POLICY,
+        "--exit-code",
+    ];
+    ov_on(Replica, &store, &diff).await.expect_code(1);
 
     // auto: MirrorMaker 2 copied the topic from its first record, so the offsets are the same,
     // and the last consumed record is where it was: identity.
@@ -226,6 +267,13 @@ async fn failover_by_timestamp_reads_exactly_the_first_unconsumed_record() {
     // What the group's consumers see on the replica: the offsets, and the first record each
     // partition gives them is the one the primary has at the committed position.
     assert_eq!(committed(Replica, &group, &replica).await, positions);
+    let same = ov_on(Replica, &store, &diff).await;
+    assert_eq!(
+        same.code,
+        0,
+        "diff --live after the restore:\n{}",
+        all_output(&same)
+    );
     let first = first_records_from_committed(Replica, &group, &replica, 3).await;
     for (p, offset) in &positions {
         let on_primary = read_partition(Primary, &topic, *p).await;
