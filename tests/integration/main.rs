@@ -18,6 +18,7 @@ mod log_groups;
 mod log_history;
 mod log_other_cluster;
 mod log_retention;
+mod mirror;
 mod reset;
 mod restore;
 mod restore_batches;

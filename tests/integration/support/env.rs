@@ -126,6 +126,14 @@ pub fn connect_url() -> String {
         .to_string()
 }
 
+/// Base URL of the second cluster's Kafka Connect REST API ("connect2" in `scripts/test-env`),
+/// without a trailing slash (`OV_CONNECT2_URL`).
+pub fn other_connect_url() -> String {
+    env_or("OV_CONNECT2_URL", "http://127.0.0.1:18183")
+        .trim_end_matches('/')
+        .to_string()
+}
+
 /// S3 endpoint (`OV_S3_ENDPOINT`).
 pub fn s3_endpoint() -> String {
     env_or("OV_S3_ENDPOINT", "http://127.0.0.1:19000")
@@ -284,6 +292,15 @@ pub fn require_other_kafka() -> bool {
 /// Checks that the Kafka Connect REST API answers.
 pub fn require_connect() -> bool {
     require_tcp("Kafka Connect", &connect_url(), 80)
+}
+
+/// Checks that the second cluster's Kafka Connect REST API answers.
+pub fn require_other_connect() -> bool {
+    require_tcp(
+        "The second cluster's Kafka Connect",
+        &other_connect_url(),
+        80,
+    )
 }
 
 /// Checks that the S3 server answers.

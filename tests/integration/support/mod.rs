@@ -9,6 +9,8 @@
 //! - [`share`]: share groups with `kafka-share-groups` and `kafka-console-share-consumer`;
 //! - [`streams`]: streams groups with the test Streams application and `kafka-streams-groups`;
 //! - [`connect`]: the Kafka Connect REST API and FileStream connector configs;
+//! - [`mirror`]: MirrorMaker 2 between the two clusters, either cluster's topics, records and
+//!   offsets, and the second cluster's Connect;
 //! - [`s3`]: clients and URLs for the S3 server;
 //! - [`schema`]: the published JSON Schemas, to validate documents against;
 //! - [`poll`]: [`poll::eventually`], the one way tests wait for something;
@@ -27,6 +29,7 @@ pub mod follower;
 pub mod groups;
 pub mod kafka;
 pub mod kcg;
+pub mod mirror;
 pub mod ov;
 pub mod poll;
 pub mod s3;
