@@ -198,18 +198,25 @@ pub fn staging(g: &GlobalArgs, value: &str) -> Result<Staging> {
 
 /// What a rehearsal's JSON document says besides the outcome: where it ran, and the command
 /// for production.
-pub fn rehearsal_json(s: &Staging, kafka: &KafkaClient) -> Value {
+/// `snapshot`: the snapshot a restore rehearsed, which the production command names.
+pub fn rehearsal_json(s: &Staging, kafka: &KafkaClient, snapshot: Option<&str>) -> Value {
     json!({
         "staging": s.name,
         "staging_cluster_id": kafka.cluster_id(),
         "production_changed": false,
-        "production_command": production_command(&argv()),
+        "production_command": production_command(&argv(), snapshot),
     })
 }
 
 /// After a rehearsal (table output): where it ran, how it ended, and the command for
 /// production.
-pub fn print_rehearsal(output: OutputFormat, s: &Staging, kafka: &KafkaClient, code: i32) {
+pub fn print_rehearsal(
+    output: OutputFormat,
+    s: &Staging,
+    kafka: &KafkaClient,
+    code: i32,
+    snapshot: Option<&str>,
+) {
     if output != OutputFormat::Table {
         return;
     }
@@ -219,7 +226,7 @@ pub fn print_rehearsal(output: OutputFormat, s: &Staging, kafka: &KafkaClient, c
         s.name,
         kafka.cluster_id()
     );
-    crate::outln!("for production: {}", production_command(&argv()));
+    crate::outln!("for production: {}", production_command(&argv(), snapshot));
 }
 
 /// This command line, with the program named by its file name.
@@ -234,8 +241,10 @@ fn argv() -> Vec<String> {
 }
 
 /// The command to run on production after a rehearsal: this command line without
-/// `--rehearse-on` and the options that map onto the staging cluster, with `--execute`.
-pub fn production_command(argv: &[String]) -> String {
+/// `--rehearse-on` and the options that map onto the staging cluster, with `--execute`. A
+/// restore that chose its snapshot (`--latest`, `--before`) names the one rehearsed instead, so
+/// that production gets that snapshot and not a newer one.
+pub fn production_command(argv: &[String], snapshot: Option<&str>) -> String {
     const DROPPED: [&str; 6] = [
         "--rehearse-on",
         "--topic-map",
@@ -247,12 +256,19 @@ pub fn production_command(argv: &[String]) -> String {
     let mut out: Vec<String> = Vec::new();
     let mut args = argv.iter();
     let mut execute = false;
+    let mut chose = false;
     while let Some(a) = args.next() {
-        if DROPPED.contains(&a.as_str()) {
+        let with_value = snapshot.is_some() && a == "--before";
+        if DROPPED.contains(&a.as_str()) || with_value {
+            chose |= with_value;
             args.next();
             continue;
         }
         if DROPPED.iter().any(|d| a.starts_with(&format!("{d}="))) {
+            continue;
+        }
+        if snapshot.is_some() && (a == "--latest" || a.starts_with("--before=")) {
+            chose = true;
             continue;
         }
         execute |= a == "--execute";
@@ -260,6 +276,13 @@ pub fn production_command(argv: &[String]) -> String {
     }
     if !execute {
         out.push("--execute".into());
+    }
+    if let (true, Some(id)) = (chose, snapshot) {
+        let at = out
+            .iter()
+            .position(|a| a == "restore")
+            .map_or(out.len(), |i| i + 1);
+        out.insert(at, id.to_string());
     }
     out.iter()
         .map(|a| shell_quote(a))
@@ -289,19 +312,40 @@ mod tests {
     #[test]
     fn the_production_command_drops_the_rehearsal_and_the_mapping_and_executes() {
         assert_eq!(
-            production_command(&argv(
-                "offset-vault -b prod:9092 reset --group g --to-earliest --rehearse-on stage:9092 --replication-policy default:primary --translate=auto"
-            )),
+            production_command(
+                &argv(
+                    "offset-vault -b prod:9092 reset --group g --to-earliest --rehearse-on stage:9092 --replication-policy default:primary --translate=auto"
+                ),
+                None
+            ),
             "offset-vault -b prod:9092 reset --group g --to-earliest --execute"
         );
         assert_eq!(
-            production_command(&argv(
-                "offset-vault restore --latest --group g --execute --rehearse-on=staging --topic-map a=b"
-            )),
-            "offset-vault restore --latest --group g --execute"
+            production_command(
+                &argv(
+                    "offset-vault restore --latest --group g --execute --rehearse-on=staging --topic-map a=b"
+                ),
+                Some("20261205T1-ab")
+            ),
+            "offset-vault restore 20261205T1-ab --group g --execute"
         );
         assert_eq!(
-            production_command(&["ov".into(), "--tag".into(), "a b".into()]),
+            production_command(
+                &argv("ov restore --before 2h --group g --rehearse-on s:1"),
+                Some("X")
+            ),
+            "ov restore X --group g --execute"
+        );
+        // An id given is kept as it is; --at names an instant, not a snapshot.
+        assert_eq!(
+            production_command(
+                &argv("ov restore 2026 --rehearse-on s:1"),
+                Some("2026-full")
+            ),
+            "ov restore 2026 --execute"
+        );
+        assert_eq!(
+            production_command(&["ov".into(), "--tag".into(), "a b".into()], None),
             "ov --tag 'a b' --execute"
         );
     }

@@ -601,11 +601,14 @@ async fn rehearse(
                 ("pre_reset_snapshot", json!(outcome.undo_snapshot)),
                 ("warnings", json!(prepared.warnings)),
                 ("verified", json!(outcome.verified())),
-                ("rehearsal", super::mirror::rehearsal_json(&staging, &kafka)),
+                (
+                    "rehearsal",
+                    super::mirror::rehearsal_json(&staging, &kafka, None),
+                ),
             ]
         })
         .await?;
-    super::mirror::print_rehearsal(cli.global.output, &staging, &kafka, code);
+    super::mirror::print_rehearsal(cli.global.output, &staging, &kafka, code, None);
     Ok(code)
 }
 

@@ -428,13 +428,17 @@ async fn run(
                 ("verified", json!(outcome.verified())),
             ];
             if let Some(s) = &staging {
-                fields.push(("rehearsal", super::mirror::rehearsal_json(s, &kafka)));
+                fields.push((
+                    "rehearsal",
+                    super::mirror::rehearsal_json(s, &kafka, Some(&prepared.manifest.meta.id)),
+                ));
             }
             fields
         })
         .await?;
     if let Some(s) = &staging {
-        super::mirror::print_rehearsal(cli.global.output, s, &kafka, code);
+        let id = Some(prepared.manifest.meta.id.as_str());
+        super::mirror::print_rehearsal(cli.global.output, s, &kafka, code, id);
     }
     Ok(code)
 }

@@ -113,6 +113,10 @@ pub enum ByTime {
     /// The last consumed record is not on the target (a gap, or not replicated yet); `next` is
     /// the first record after its time.
     Missing { next: i64, why: String },
+    /// The last consumed record is older than the target's first record: the target's log
+    /// starts after it (retention, or a replica started later), so the target is before
+    /// log-start `start`.
+    BeforeStart { start: i64, why: String },
     /// Not looked up, and why.
     NotLooked(String),
 }
@@ -151,14 +155,21 @@ pub enum Decision {
         clamp_to: Option<i64>,
         translation: Translation,
     },
+    /// The target is before this cluster's log start `start`: out of range, clamped to it only
+    /// on request.
+    BeforeStart {
+        start: i64,
+        why: String,
+        translation: Translation,
+    },
 }
 
 impl Decision {
     pub fn translation(&self) -> &Translation {
         match self {
-            Decision::Target { translation, .. } | Decision::Refused { translation, .. } => {
-                translation
-            }
+            Decision::Target { translation, .. }
+            | Decision::Refused { translation, .. }
+            | Decision::BeforeStart { translation, .. } => translation,
         }
     }
 }
@@ -234,6 +245,14 @@ pub fn decide(method: Method, f: &Facts) -> Decision {
         _ => None,
     }
     };
+    let before_start = || match &f.by_time {
+        ByTime::BeforeStart { start, why } => Some(Decision::BeforeStart {
+            start: *start,
+            why: why.clone(),
+            translation: translation(Used::Timestamp, why.clone(), None),
+        }),
+        _ => None,
+    };
     let mirror = || {
         f.checkpoint
             .as_ref()
@@ -276,7 +295,11 @@ pub fn decide(method: Method, f: &Facts) -> Decision {
                 format!("the same offset, not confirmed: {why}"),
             )),
         },
-        Method::Timestamp => by_time().or_else(gap).or_else(source_start).or_else(|| match &f.by_time {
+        Method::Timestamp => by_time()
+            .or_else(before_start)
+            .or_else(gap)
+            .or_else(source_start)
+            .or_else(|| match &f.by_time {
             ByTime::NotLooked(why) => Some(refused(format!("--translate timestamp: {why}"), None)),
             _ => None,
         }),
@@ -289,6 +312,7 @@ pub fn decide(method: Method, f: &Facts) -> Decision {
         }),
         Method::Auto => identity()
             .or_else(by_time)
+            .or_else(before_start)
             .or_else(mirror)
             .or_else(source_start)
             .or_else(gap),
@@ -299,7 +323,9 @@ pub fn decide(method: Method, f: &Facts) -> Decision {
             IdentityCheck::Differs(w) | IdentityCheck::Unchecked(w) => w.clone(),
         };
         let time = match &f.by_time {
-            ByTime::NotLooked(w) | ByTime::Missing { why: w, .. } => w.clone(),
+            ByTime::NotLooked(w)
+            | ByTime::Missing { why: w, .. }
+            | ByTime::BeforeStart { why: w, .. } => w.clone(),
             _ => "found".into(),
         };
         refused(

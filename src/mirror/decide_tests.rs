@@ -46,6 +46,7 @@ fn not_looked() -> ByTime {
 enum Out {
     To(i64, Used),
     No(Option<i64>),
+    Before(i64),
 }
 
 fn out(d: &Decision) -> Out {
@@ -55,6 +56,7 @@ fn out(d: &Decision) -> Out {
             translation,
         } => Out::To(*offset, translation.method),
         Decision::Refused { clamp_to, .. } => Out::No(*clamp_to),
+        Decision::BeforeStart { start, .. } => Out::Before(*start),
     }
 }
 
@@ -262,4 +264,24 @@ fn the_source_log_start_is_the_target_log_start_when_nothing_else_says_more() {
     // Identity refuses: it does not guess.
     f.identity = differs();
     assert_eq!(out(&decide(Method::Identity, &f)), Out::No(None));
+}
+
+#[test]
+fn a_last_record_older_than_the_target_log_is_before_its_start_not_a_gap() {
+    let before = ByTime::BeforeStart {
+        start: 8,
+        why: "older".into(),
+    };
+    for method in [Method::Auto, Method::Timestamp] {
+        let d = decide(
+            method,
+            &facts(
+                6,
+                IdentityCheck::Unchecked("before log start".into()),
+                before.clone(),
+                None,
+            ),
+        );
+        assert_eq!(out(&d), Out::Before(8), "{method}");
+    }
 }

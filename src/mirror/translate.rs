@@ -555,7 +555,15 @@ async fn find_by_time(
         let (x, y) = spans[&(tp.clone(), ms)];
         let when = ts.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
         let end = marks.get(tp).and_then(|w| w.log_end).unwrap_or(0);
-        let found = if y == x {
+        let start = marks.get(tp).and_then(|w| w.log_start).unwrap_or(0);
+        let found = if y == x && x == start && start > 0 && x < end {
+            ByTime::BeforeStart {
+                start,
+                why: format!(
+                    "the last consumed record ({when}) is older than this cluster's first record at offset {start}: the target is before log-start {start}"
+                ),
+            }
+        } else if y == x {
             ByTime::Missing {
                 next: x,
                 why: if x >= end {

@@ -305,6 +305,21 @@ fn retarget(
                 p.note = Some(why.clone());
                 false
             }
+            Decision::BeforeStart { start, why, .. } => {
+                if opts.on_out_of_range == OutOfRange::Clamp {
+                    p.target = Some(*start);
+                    p.action = Action::Clamped;
+                    p.note = Some(format!("{why}; clamped to {start}"));
+                    true
+                } else {
+                    p.target = None;
+                    p.action = Action::OutOfRange;
+                    p.note = Some(format!(
+                        "{why}; pass --on-out-of-range clamp to use {start}"
+                    ));
+                    false
+                }
+            }
         };
     }
     let translated = live

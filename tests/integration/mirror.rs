@@ -160,6 +160,32 @@ async fn failover_by_timestamp_reads_exactly_the_first_unconsumed_record() {
     digests.dedup();
     assert_eq!(digests.len(), 3, "{shown:#}");
 
+    // show under the replica's names: each partition's topic as the replica names it, and the
+    // snapshot's name beside it.
+    let mapped = ov_on(
+        Primary,
+        &store,
+        &[
+            "show",
+            &id,
+            "--replication-policy",
+            REPLICATION_POLICY,
+            "--output",
+            "json",
+        ],
+    )
+    .await
+    .ok()
+    .json();
+    let parts = mapped["groups"][0]["partitions"]
+        .as_array()
+        .expect("partitions");
+    assert_eq!(parts.len(), 3, "{mapped:#}");
+    for part in parts {
+        assert_eq!(part["topic"], replica, "{part}");
+        assert_eq!(part["source_topic"], topic, "{part}");
+    }
+
     // diff --live against the replica, under the replica's names: the group is not there yet.
     let diff = [
         "diff",
@@ -740,7 +766,7 @@ async fn rehearse_moves_the_staging_group_and_not_the_production_one() {
 
     // A restore rehearsed after the production group moved on: staging goes to the snapshot's
     // positions, production stays where it now is.
-    snapshot_with_timestamps(&store, &group).await;
+    let rehearsed = snapshot_with_timestamps(&store, &group).await;
     let moved_on: BTreeMap<i32, i64> = [(0, 10), (1, 11)].into();
     commit(Primary, &group, &topic, &moved_on).await;
     let run = ov_on(
@@ -768,7 +794,9 @@ async fn rehearse_moves_the_staging_group_and_not_the_production_one() {
     assert_eq!(committed(Primary, &group, &topic).await, moved_on);
     let text = all_output(&run);
     assert!(
-        production_command(&text, &["restore", &group, "--execute"]).is_some(),
+        // It names the snapshot rehearsed, not --latest (a newer one could be taken meanwhile).
+        production_command(&text, &["restore", &rehearsed, &group, "--execute"])
+            .is_some_and(|c| !c.contains("--latest")),
         "no production command in:\n{text}"
     );
 }
