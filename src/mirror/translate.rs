@@ -122,11 +122,12 @@ impl Mirror {
         })
     }
 
-    /// Renames and translates the groups for the target cluster `kafka`.
-    pub async fn carry(&self, kafka: &KafkaClient, groups: &[GroupSnapshot]) -> Result<Carried> {
+    /// The groups under the target's names, each partition's slot for its decision (a topic
+    /// never carried over is refused now), and the partitions to translate:
+    /// (group, partition on the target, the snapshot's partition under the target's name).
+    fn renamed(&self, groups: &[GroupSnapshot]) -> Result<(Carried, Vec<Part>)> {
         let mut out = Carried::default();
-        // (group, target partition) -> (source topic, snapshot partition), in order.
-        let mut parts: Vec<(String, TopicPartition, crate::model::PartitionOffset)> = Vec::new();
+        let mut parts: Vec<Part> = Vec::new();
         for g in groups {
             let mut renamed = g.clone();
             for p in renamed.partitions.iter_mut() {
@@ -169,8 +170,23 @@ impl Mirror {
                     }
                 }
             }
+            let mut seen: BTreeMap<TopicPartition, &str> = BTreeMap::new();
+            for (p, before) in renamed.partitions.iter().zip(&g.partitions) {
+                if let Some(other) = seen.insert((p.topic.clone(), p.partition), &before.topic) {
+                    return Err(Error::usage(format!(
+                        "group {}: topics {other} and {} are both {} on this cluster; give each its own name with --topic-map",
+                        g.group_id, before.topic, p.topic
+                    )));
+                }
+            }
             out.groups.push(renamed);
         }
+        Ok((out, parts))
+    }
+
+    /// Renames and translates the groups for the target cluster `kafka`.
+    pub async fn carry(&self, kafka: &KafkaClient, groups: &[GroupSnapshot]) -> Result<Carried> {
+        let (mut out, parts) = self.renamed(groups)?;
         let names: BTreeSet<String> = parts.iter().map(|(_, tp, _)| tp.0.clone()).collect();
         let counts = kafka.partition_counts(names.into_iter().collect()).await?;
         let existing: BTreeSet<TopicPartition> = parts

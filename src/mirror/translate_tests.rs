@@ -161,3 +161,36 @@ fn mirror_maker_answers_from_its_checkpoint_at_the_offset_else_from_offset_syncs
         None
     );
 }
+
+#[test]
+fn carrying_renames_refuses_what_is_never_replicated_and_two_topics_made_one() {
+    let m = Mirror::new(policy("primary"), Method::Auto, None, None);
+    let (carried, parts) = m
+        .renamed(&[group(vec![
+            part("orders", 0, 5),
+            part("__consumer_offsets", 3, 7),
+        ])])
+        .unwrap();
+    assert_eq!(carried.groups[0].partitions[0].topic, "primary.orders");
+    let key = |t: &str, p: i32| ("g".to_string(), (t.to_string(), p));
+    assert_eq!(carried.decisions[&key("primary.orders", 0)].0, "orders");
+    assert!(matches!(
+        &carried.decisions[&key("__consumer_offsets", 3)].1,
+        Decision::Refused { why, .. } if why.contains("never carries over")
+    ));
+    // Only the replicated partition is translated.
+    assert_eq!(parts.len(), 1);
+    assert_eq!(parts[0].1, ("primary.orders".to_string(), 0));
+
+    let merged = Mirror::new(
+        TopicMap::parse(&["re:(a|b)=c"], None).unwrap(),
+        Method::Auto,
+        None,
+        None,
+    );
+    let err = merged
+        .renamed(&[group(vec![part("a", 0, 1), part("b", 0, 2)])])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("topics a and b are both c"), "{err}");
+}
