@@ -504,6 +504,9 @@ async fn rehearse(
     phase: &mut &'static str,
 ) -> Result<i32> {
     let staging = super::mirror::staging(&cli.global, value)?;
+    facts
+        .detail
+        .insert("rehearsed_on".into(), json!(staging.name));
     let store = cli.global.open_store()?;
     let kafka = KafkaClient::connect(staging.settings.clone()).await?;
     if kafka.cluster_id() == production.cluster_id() {

@@ -360,7 +360,10 @@ async fn run(
         .map(|v| super::mirror::staging(&cli.global, v))
         .transpose()?;
     let (settings, clients) = match &staging {
-        Some(s) => (s.settings.clone(), s.clients.clone()),
+        Some(s) => {
+            facts.detail.insert("rehearsed_on".into(), json!(s.name));
+            (s.settings.clone(), s.clients.clone())
+        }
         None => (cli.global.kafka_settings()?, cli.global.connect_clients()?),
     };
     let store = cli.global.open_existing_store()?;
