@@ -740,7 +740,8 @@ pub struct RestoreArgs {
         env = "OFFSET_VAULT_IDENTITY"
     )]
     pub identity: Option<PathBuf>,
-    /// Restore even though the snapshot was taken on another Kafka cluster.
+    /// Restore even though the snapshot was taken on another Kafka cluster: topics are mapped
+    /// (--topic-map, --replication-policy) and offsets translated (--translate, default auto).
     #[arg(help_heading = "Safety", long)]
     pub allow_other_cluster: bool,
     /// Translate targets by the recorded last-record timestamps (snapshots taken with

@@ -728,7 +728,7 @@ async fn rehearse_moves_the_staging_group_and_not_the_production_one() {
     let positions: BTreeMap<i32, i64> = [(0, 6), (1, 8)].into();
     commit(Primary, &group, &topic, &positions).await;
     wait_replicated(&topic).await;
-    let (_dir, store) = local_store();
+    let (dir, store) = local_store();
     let staging = Replica.bootstrap();
 
     // The staging group somewhere else than where the reset will put it.
@@ -765,20 +765,29 @@ async fn rehearse_moves_the_staging_group_and_not_the_production_one() {
     );
 
     // A restore rehearsed after the production group moved on: staging goes to the snapshot's
-    // positions, production stays where it now is.
+    // positions, production stays where it now is. Staging is named by a context of the
+    // configuration file this time.
     let rehearsed = snapshot_with_timestamps(&store, &group).await;
     let moved_on: BTreeMap<i32, i64> = [(0, 10), (1, 11)].into();
     commit(Primary, &group, &topic, &moved_on).await;
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!("[contexts.staging]\nbootstrap-server = \"{staging}\"\n"),
+    )
+    .unwrap();
     let run = ov_on(
         Primary,
         &store,
         &[
+            "--config",
+            config.to_str().unwrap(),
             "restore",
             "--latest",
             "--group",
             &group,
             "--rehearse-on",
-            &staging,
+            "staging",
             "--replication-policy",
             REPLICATION_POLICY,
         ],
@@ -793,6 +802,7 @@ async fn rehearse_moves_the_staging_group_and_not_the_production_one() {
     );
     assert_eq!(committed(Primary, &group, &topic).await, moved_on);
     let text = all_output(&run);
+    assert!(text.contains("rehearsed on context staging"), "{text}");
     assert!(
         // It names the snapshot rehearsed, not --latest (a newer one could be taken meanwhile).
         production_command(&text, &["restore", &rehearsed, &group, "--execute"])
