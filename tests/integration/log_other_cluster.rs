@@ -8,9 +8,8 @@ use std::time::{Duration, Instant};
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
-use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
-use rdkafka::{ClientConfig, Offset, TopicPartitionList};
+use rdkafka::ClientConfig;
 use serde_json::Value;
 
 use crate::support::kcg::{parse_kcg_describe, run_kafka_tool, ToolOutput};
@@ -81,25 +80,13 @@ pub(crate) async fn other_topic(topic: &str, records: &[(i32, usize)]) {
 /// Commits `offsets` for `group` on the second cluster without joining it: the group has no
 /// members, and its offsets expire `offsets.retention.minutes` after this commit.
 pub(crate) async fn other_commit(group: &str, topic: &str, offsets: &BTreeMap<i32, i64>) {
-    let (group, topic, offsets) = (group.to_string(), topic.to_string(), offsets.clone());
-    blocking(move || {
-        let consumer: BaseConsumer = other_config()
-            .set("group.id", &group)
-            .set("enable.auto.commit", "false")
-            .create()
-            .expect("consumer");
-        let mut tpl = TopicPartitionList::new();
-        for (p, o) in &offsets {
-            tpl.add_partition_offset(&topic, *p, Offset::Offset(*o))
-                .expect("offset list");
-        }
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while let Err(e) = consumer.commit(&tpl, CommitMode::Sync) {
-            assert!(Instant::now() < deadline, "commit for {group}: {e}");
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    })
-    .await
+    crate::support::mirror::commit(
+        crate::support::mirror::Cluster::Replica,
+        group,
+        topic,
+        offsets,
+    )
+    .await;
 }
 
 /// The real kafka-consumer-groups against the second cluster.

@@ -29,7 +29,17 @@ pub async fn connect_request(
     path: &str,
     body: Option<&Value>,
 ) -> (reqwest::StatusCode, Value) {
-    let url = format!("{}{path}", connect_url());
+    connect_request_at(&connect_url(), method, path, body).await
+}
+
+/// As [`connect_request`], to the Connect REST API at `base` (another worker than the main one).
+pub async fn connect_request_at(
+    base: &str,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<&Value>,
+) -> (reqwest::StatusCode, Value) {
+    let url = format!("{base}{path}");
     let client = http();
     let (method, url, client) = (&method, &url, &client);
     eventually(

@@ -712,36 +712,7 @@ pub async fn other_connect(
     path: &str,
     body: Option<&Value>,
 ) -> (reqwest::StatusCode, Value) {
-    let url = format!("{}{path}", env::other_connect_url());
-    let client = http();
-    let (method, url, client) = (&method, &url, &client);
-    eventually(
-        &format!("{method} {url} to answer something else than 409 (rebalance)"),
-        Duration::from_secs(60),
-        || async move {
-            let mut request = client.request(method.clone(), url);
-            if let Some(body) = body {
-                request = request.json(body);
-            }
-            let response = request
-                .send()
-                .await
-                .unwrap_or_else(|e| panic!("{method} {url}: {e}"));
-            let status = response.status();
-            let text = response.text().await.unwrap_or_default();
-            let value = if text.trim().is_empty() {
-                Value::Null
-            } else {
-                serde_json::from_str(&text).unwrap_or(Value::String(text))
-            };
-            if status == reqwest::StatusCode::CONFLICT {
-                Err(format!("{status} {value}"))
-            } else {
-                Ok((status, value))
-            }
-        },
-    )
-    .await
+    super::connect::connect_request_at(&env::other_connect_url(), method, path, body).await
 }
 
 /// Waits until the connector and all its tasks (at least one) are RUNNING on the replica's
