@@ -50,17 +50,15 @@ fn content(rows: usize, moved: i64) -> SnapshotContent {
                 .map(|i| {
                     let offset = 1_000_000 + (g * per_group + i) as i64;
                     PartitionOffset {
-                        topic: format!("topic-{:03}", i / 20),
-                        partition: (i % 20) as i32,
-                        offset: if i % 10 == 0 { offset + moved } else { offset },
                         leader_epoch: Some(0),
-                        metadata: None,
                         log_start_offset: Some(0),
                         log_end_offset: Some(offset + 5000),
                         lag: Some(5000),
-                        last_record_timestamp: None,
-                        last_record_digest: None,
-                        topic_id: None,
+                        ..PartitionOffset::new(
+                            format!("topic-{:03}", i / 20),
+                            (i % 20) as i32,
+                            if i % 10 == 0 { offset + moved } else { offset },
+                        )
                     }
                 })
                 .collect(),

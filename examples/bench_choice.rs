@@ -45,17 +45,10 @@ fn tiny(group: &str) -> SnapshotContent {
             connector: None,
             configs: Default::default(),
             partitions: vec![PartitionOffset {
-                topic: "bench-choice".into(),
-                partition: 0,
-                offset: 0,
-                leader_epoch: None,
-                metadata: None,
                 log_start_offset: Some(0),
                 log_end_offset: Some(0),
                 lag: Some(0),
-                last_record_timestamp: None,
-                last_record_digest: None,
-                topic_id: None,
+                ..PartitionOffset::new("bench-choice", 0, 0)
             }],
         }],
         connectors: vec![],

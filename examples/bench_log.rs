@@ -378,17 +378,13 @@ async fn synth_archive(store_dir: &str, commits: u64, hours: i64, group_count: u
                     .iter()
                     .flat_map(|&t| (0..TOPIC_PARTITIONS).map(move |p| (t, p)))
                     .map(|(t, p)| PartitionOffset {
-                        topic: topic(t),
-                        partition: p,
-                        offset: offset_at(&rates, t, p, g.phase_ms, g.lag),
                         leader_epoch: Some(t as i32 + 1),
-                        metadata: None,
                         log_start_offset: Some(0),
-                        log_end_offset: None,
-                        lag: None,
-                        last_record_timestamp: None,
-                        last_record_digest: None,
-                        topic_id: None,
+                        ..PartitionOffset::new(
+                            topic(t),
+                            p,
+                            offset_at(&rates, t, p, g.phase_ms, g.lag),
+                        )
                     })
                     .collect(),
             })

@@ -166,6 +166,26 @@ pub struct PartitionOffset {
     pub topic_id: Option<String>,
 }
 
+impl PartitionOffset {
+    /// A committed offset with nothing else known yet: no leader epoch, metadata, log range,
+    /// last record or topic id.
+    pub fn new(topic: impl Into<String>, partition: i32, offset: i64) -> Self {
+        PartitionOffset {
+            topic: topic.into(),
+            partition,
+            offset,
+            leader_epoch: None,
+            metadata: None,
+            log_start_offset: None,
+            log_end_offset: None,
+            lag: None,
+            last_record_timestamp: None,
+            last_record_digest: None,
+            topic_id: None,
+        }
+    }
+}
+
 /// A task of a connector at capture time.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskState {

@@ -365,17 +365,10 @@ fn imported_group(
                 let w = marks.get(&(r.topic.clone(), r.partition));
                 let log_end = w.and_then(|w| w.log_end);
                 PartitionOffset {
-                    topic: r.topic,
-                    partition: r.partition,
-                    offset: r.offset,
-                    leader_epoch: None,
-                    metadata: None,
                     log_start_offset: w.and_then(|w| w.log_start),
                     log_end_offset: log_end,
                     lag: log_end.map(|e| (e - r.offset).max(0)),
-                    last_record_timestamp: None,
-                    last_record_digest: None,
-                    topic_id: None,
+                    ..PartitionOffset::new(r.topic, r.partition, r.offset)
                 }
             })
             .collect(),

@@ -118,9 +118,6 @@ mod tests {
         )
             .prop_map(
                 |(topic, partition, offset, epoch, md, s, e, lag, (ts, id))| PartitionOffset {
-                    topic,
-                    partition,
-                    offset,
                     leader_epoch: epoch,
                     metadata: md,
                     log_start_offset: s,
@@ -129,6 +126,7 @@ mod tests {
                     last_record_timestamp: ts.and_then(DateTime::<Utc>::from_timestamp_millis),
                     last_record_digest: ts.map(|t| format!("{:064x}", t.unsigned_abs())),
                     topic_id: id,
+                    ..PartitionOffset::new(topic, partition, offset)
                 },
             )
     }
@@ -204,17 +202,11 @@ mod tests {
                 configs: Default::default(),
                 partitions: (0..if i % 7 == 3 { 0 } else { 3000 })
                     .map(|p| PartitionOffset {
-                        topic: format!("t{}", p % 3),
-                        partition: p,
-                        offset: i64::from(p) * 3,
                         leader_epoch: Some(1),
-                        metadata: None,
                         log_start_offset: Some(0),
                         log_end_offset: Some(i64::from(p) * 4),
                         lag: Some(i64::from(p)),
-                        last_record_timestamp: None,
-                        last_record_digest: None,
-                        topic_id: None,
+                        ..PartitionOffset::new(format!("t{}", p % 3), p, i64::from(p) * 3)
                     })
                     .collect(),
             })
@@ -293,19 +285,7 @@ mod tests {
             members: vec![],
             connector: None,
             configs: Default::default(),
-            partitions: vec![PartitionOffset {
-                topic: "t".into(),
-                partition: p,
-                offset: 1,
-                leader_epoch: None,
-                metadata: None,
-                log_start_offset: None,
-                log_end_offset: None,
-                lag: None,
-                last_record_timestamp: None,
-                last_record_digest: None,
-                topic_id: None,
-            }],
+            partitions: vec![PartitionOffset::new("t", p, 1)],
         };
         let mut rows = vec![one("a", 0), one("b", 0), one("a", 1)]
             .into_iter()

@@ -686,19 +686,7 @@ mod tests {
             connector: None,
             configs: Default::default(),
             partitions: (0..partitions)
-                .map(|p| PartitionOffset {
-                    topic: "t".into(),
-                    partition: p,
-                    offset: 7,
-                    leader_epoch: None,
-                    metadata: None,
-                    log_start_offset: None,
-                    log_end_offset: None,
-                    lag: None,
-                    last_record_timestamp: None,
-                    last_record_digest: None,
-                    topic_id: None,
-                })
+                .map(|p| PartitionOffset::new("t", p, 7))
                 .collect(),
         }
     }

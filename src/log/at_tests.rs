@@ -3,17 +3,10 @@ use crate::log::testing;
 
 fn p(topic: &str, partition: i32, offset: i64, log_end: i64) -> PartitionOffset {
     PartitionOffset {
-        topic: topic.into(),
-        partition,
-        offset,
-        leader_epoch: None,
-        metadata: None,
         log_start_offset: Some(0),
         log_end_offset: Some(log_end),
-        lag: None,
-        last_record_timestamp: None,
-        last_record_digest: None,
         topic_id: Some("id".into()),
+        ..PartitionOffset::new(topic, partition, offset)
     }
 }
 

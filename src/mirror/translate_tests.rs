@@ -5,17 +5,9 @@ use crate::model::{GroupState, GroupType, PartitionOffset};
 
 fn part(topic: &str, partition: i32, offset: i64) -> PartitionOffset {
     PartitionOffset {
-        topic: topic.into(),
-        partition,
-        offset,
         leader_epoch: Some(3),
-        metadata: None,
-        log_start_offset: None,
-        log_end_offset: None,
-        lag: None,
-        last_record_timestamp: None,
-        last_record_digest: None,
         topic_id: Some("id".into()),
+        ..PartitionOffset::new(topic, partition, offset)
     }
 }
 

@@ -574,19 +574,7 @@ mod tests {
             connector: None,
             configs: BTreeMap::new(),
             partitions: (0..partitions)
-                .map(|p| PartitionOffset {
-                    topic: "t".into(),
-                    partition: p,
-                    offset: 1,
-                    leader_epoch: None,
-                    metadata: None,
-                    log_start_offset: None,
-                    log_end_offset: None,
-                    lag: None,
-                    last_record_timestamp: None,
-                    last_record_digest: None,
-                    topic_id: None,
-                })
+                .map(|p| PartitionOffset::new("t", p, 1))
                 .collect(),
         }
     }

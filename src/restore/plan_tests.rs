@@ -7,17 +7,9 @@ use serde_json::json;
 
 fn target(topic: &str, partition: i32, offset: i64) -> PartitionOffset {
     PartitionOffset {
-        topic: topic.into(),
-        partition,
-        offset,
         leader_epoch: Some(3),
         metadata: Some("m".into()),
-        log_start_offset: None,
-        log_end_offset: None,
-        lag: None,
-        last_record_timestamp: None,
-        last_record_digest: None,
-        topic_id: None,
+        ..PartitionOffset::new(topic, partition, offset)
     }
 }
 

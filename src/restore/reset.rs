@@ -151,19 +151,7 @@ fn scoped(g: &GroupSnapshot, partitions: Vec<TopicPartition>) -> GroupSnapshot {
     GroupSnapshot {
         partitions: partitions
             .into_iter()
-            .map(|(topic, partition)| PartitionOffset {
-                topic,
-                partition,
-                offset: 0,
-                leader_epoch: None,
-                metadata: None,
-                log_start_offset: None,
-                log_end_offset: None,
-                lag: None,
-                last_record_timestamp: None,
-                last_record_digest: None,
-                topic_id: None,
-            })
+            .map(|(topic, partition)| PartitionOffset::new(topic, partition, 0))
             .collect(),
         ..g.clone()
     }

@@ -659,17 +659,10 @@ impl BatchReading<'_> {
                 self.topic_filter.is_empty() || self.topic_filter.contains(c.topic.as_str())
             })
             .map(|c| PartitionOffset {
-                topic: c.topic,
-                partition: c.partition,
-                offset: c.offset,
                 leader_epoch: c.leader_epoch,
                 metadata: c.metadata.filter(|m| !m.is_empty()),
-                log_start_offset: None,
-                log_end_offset: None,
                 lag: c.lag,
-                last_record_timestamp: None,
-                last_record_digest: None,
-                topic_id: None,
+                ..PartitionOffset::new(c.topic, c.partition, c.offset)
             })
             .collect();
         // With --topic, groups found by pattern or --all-groups that have nothing on those

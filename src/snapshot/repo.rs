@@ -772,17 +772,10 @@ mod tests {
             configs: Default::default(),
             partitions: (0..partitions)
                 .map(|p| PartitionOffset {
-                    topic: "t".into(),
-                    partition: p,
-                    offset: 5,
-                    leader_epoch: None,
-                    metadata: None,
                     log_start_offset: Some(0),
                     log_end_offset: Some(9),
                     lag: Some(4),
-                    last_record_timestamp: None,
-                    last_record_digest: None,
-                    topic_id: None,
+                    ..PartitionOffset::new("t", p, 5)
                 })
                 .collect(),
         }

@@ -134,17 +134,10 @@ mod tests {
             partitions: topics
                 .iter()
                 .map(|(t, p)| PartitionOffset {
-                    topic: t.to_string(),
-                    partition: *p,
-                    offset: 7,
-                    leader_epoch: None,
-                    metadata: None,
                     log_start_offset: Some(0),
                     log_end_offset: Some(10),
                     lag: Some(3),
-                    last_record_timestamp: None,
-                    last_record_digest: None,
-                    topic_id: None,
+                    ..PartitionOffset::new(t.to_string(), *p, 7)
                 })
                 .collect(),
         }
