@@ -41,7 +41,7 @@ pub struct LiveView {
     pub connectors: BTreeMap<String, Option<LiveConnector>>,
     /// Another cluster: per (group, partition here), the topic's name in the snapshot and how
     /// its offset was translated (or why it was not).
-    pub carried: BTreeMap<(String, TopicPartition), (String, crate::mirror::Decision)>,
+    pub carried: crate::mirror::Decisions,
     /// Another cluster: what carrying did to each connector.
     pub connector_notes: BTreeMap<String, Vec<String>>,
 }

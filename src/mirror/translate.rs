@@ -13,6 +13,7 @@ use super::decide::{self, ByTime, Decision, Facts, IdentityCheck, Method, Mirror
 use super::topic_map::{Mapping, ReplicationPolicy, TopicMap};
 use crate::error::{Error, Result};
 use crate::kafka::{KafkaClient, Range, RecordPrint, TopicPartition, Watermarks};
+use crate::live::LiveView;
 use crate::model::{ConnectorSnapshot, GroupSnapshot};
 
 /// At most this many records sharing one timestamp are read to find the last consumed one.
@@ -41,12 +42,19 @@ struct MirrorRecords {
     syncs: BTreeMap<TopicPartition, Vec<OffsetSync>>,
 }
 
-/// The groups as the target cluster names them, and each partition's translation, keyed by
-/// (group, partition on the target), with the topic's name in the snapshot.
+/// Per (group, partition on the target): the topic's name in the snapshot, and how its offset
+/// was translated (or why it was not).
+pub type Decisions = BTreeMap<(String, TopicPartition), (String, Decision)>;
+
+/// The groups as the target cluster names them (what the plan reads the cluster for), each
+/// partition's slot for its decision, and the partitions to translate.
 #[derive(Debug, Default)]
-pub struct Carried {
+pub struct Renamed {
     pub groups: Vec<GroupSnapshot>,
-    pub decisions: BTreeMap<(String, TopicPartition), (String, Decision)>,
+    /// Filled by [`Mirror::translate`]; a topic never carried over is refused here already.
+    decisions: Decisions,
+    /// (group, partition on the target, the snapshot's partition under the target's name).
+    parts: Vec<Part>,
 }
 
 impl Mirror {
@@ -122,12 +130,11 @@ impl Mirror {
         })
     }
 
-    /// The groups under the target's names, each partition's slot for its decision (a topic
-    /// never carried over is refused now), and the partitions to translate:
-    /// (group, partition on the target, the snapshot's partition under the target's name).
-    fn renamed(&self, groups: &[GroupSnapshot]) -> Result<(Carried, Vec<Part>)> {
-        let mut out = Carried::default();
-        let mut parts: Vec<Part> = Vec::new();
+    /// The groups under the target's names. Pure: the cluster is read for the renamed groups
+    /// (by the plan), then [`Mirror::translate`] decides each partition from what was read.
+    pub fn rename(&self, groups: &[GroupSnapshot]) -> Result<Renamed> {
+        let mut out = Renamed::default();
+        let parts = &mut out.parts;
         for g in groups {
             let mut renamed = g.clone();
             for p in renamed.partitions.iter_mut() {
@@ -181,27 +188,29 @@ impl Mirror {
             }
             out.groups.push(renamed);
         }
-        Ok((out, parts))
+        Ok(out)
     }
 
-    /// Renames and translates the groups for the target cluster `kafka`.
-    pub async fn carry(&self, kafka: &KafkaClient, groups: &[GroupSnapshot]) -> Result<Carried> {
-        let (mut out, parts) = self.renamed(groups)?;
-        let names: BTreeSet<String> = parts.iter().map(|(_, tp, _)| tp.0.clone()).collect();
-        let counts = kafka.partition_counts(names.into_iter().collect()).await?;
-        let existing: BTreeSet<TopicPartition> = parts
+    /// Translates each renamed partition onto the target cluster `kafka`, given what the plan
+    /// read of it (`live`: its topics and log ranges). Partitions whose topic does not exist
+    /// there keep their slot: the plan reports them missing.
+    pub async fn translate(
+        &self,
+        kafka: &KafkaClient,
+        renamed: &Renamed,
+        live: &LiveView,
+    ) -> Result<Decisions> {
+        let mut decisions = renamed.decisions.clone();
+        let marks = &live.watermarks;
+        let parts: Vec<Part> = renamed
+            .parts
             .iter()
-            .map(|(_, tp, _)| tp.clone())
-            .filter(|(t, p)| counts.get(t).is_some_and(|n| p < n))
-            .collect();
-        let marks = kafka.watermarks(&existing).await?;
-        let parts: Vec<_> = parts
-            .into_iter()
-            .filter(|(_, tp, _)| existing.contains(tp))
+            .filter(|(_, tp, _)| marks.contains_key(tp))
+            .cloned()
             .collect();
 
         let identity = if matches!(self.method, Method::Auto | Method::Identity) {
-            check_identity(kafka, &parts, &marks).await?
+            check_identity(kafka, &parts, marks).await?
         } else {
             HashMap::new()
         };
@@ -215,12 +224,12 @@ impl Mirror {
             .filter(|(g, tp, _)| need_time(&(g.clone(), tp.clone())))
             .cloned()
             .collect();
-        let by_time = find_by_time(kafka, &timed, &marks).await?;
+        let by_time = find_by_time(kafka, &timed, marks).await?;
         let mirror = self.mirror_records(kafka).await?;
 
         for (group, tp, p) in &parts {
             let key = (group.clone(), tp.clone());
-            let source_topic = out.decisions[&key].0.clone();
+            let source_topic = decisions[&key].0.clone();
             let facts = Facts {
                 source_offset: p.offset,
                 identity: identity.get(&key).cloned().unwrap_or_else(|| {
@@ -239,9 +248,9 @@ impl Mirror {
                 target_log_start: marks.get(tp).and_then(|w| w.log_start),
             };
             let decision = decide::decide(self.method, &facts);
-            out.decisions.insert(key, (source_topic, decision));
+            decisions.insert(key, (source_topic, decision));
         }
-        Ok(out)
+        Ok(decisions)
     }
 
     /// MirrorMaker 2's checkpoints and offset syncs on the target, read once. Missing topics
@@ -321,14 +330,15 @@ pub fn rename_group(map: &TopicMap, mut g: GroupSnapshot) -> GroupSnapshot {
     g
 }
 
-/// A decision's slot until the partition is decided.
+/// A decision's slot until the partition is decided; it stays for a partition the target does
+/// not have (the plan reports it missing).
 fn placeholder() -> Decision {
     Decision::Refused {
-        why: "not translated: the topic does not exist on the target".into(),
+        why: "not translated: the partition does not exist on the target".into(),
         clamp_to: None,
         translation: decide::Translation {
             method: decide::Used::None,
-            basis: "the topic does not exist on the target".into(),
+            basis: "the partition does not exist on the target".into(),
             same_time: None,
             checkpoint: None,
             checkpoint_repeats: None,

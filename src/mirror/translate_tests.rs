@@ -157,12 +157,13 @@ fn mirror_maker_answers_from_its_checkpoint_at_the_offset_else_from_offset_syncs
 #[test]
 fn carrying_renames_refuses_what_is_never_replicated_and_two_topics_made_one() {
     let m = Mirror::new(policy("primary"), Method::Auto, None, None);
-    let (carried, parts) = m
-        .renamed(&[group(vec![
+    let carried = m
+        .rename(&[group(vec![
             part("orders", 0, 5),
             part("__consumer_offsets", 3, 7),
         ])])
         .unwrap();
+    let parts = &carried.parts;
     assert_eq!(carried.groups[0].partitions[0].topic, "primary.orders");
     let key = |t: &str, p: i32| ("g".to_string(), (t.to_string(), p));
     assert_eq!(carried.decisions[&key("primary.orders", 0)].0, "orders");
@@ -181,7 +182,7 @@ fn carrying_renames_refuses_what_is_never_replicated_and_two_topics_made_one() {
         None,
     );
     let err = merged
-        .renamed(&[group(vec![part("a", 0, 1), part("b", 0, 2)])])
+        .rename(&[group(vec![part("a", 0, 1), part("b", 0, 2)])])
         .unwrap_err()
         .to_string();
     assert!(err.contains("topics a and b are both c"), "{err}");

@@ -376,15 +376,10 @@ impl Planning<'_> {
         groups: &[GroupSnapshot],
     ) -> Result<(Plan, BTreeMap<String, ConnectClient>)> {
         let connectors = if index == 0 { self.connectors } else { &[] };
-        let carried = match self.mirror {
-            Some(m) => Some(m.carry(self.kafka, groups).await?),
-            None => None,
-        };
-        let (carried_groups, decisions) = match carried {
-            Some(c) => (Some(c.groups), Some(c.decisions)),
-            None => (None, None),
-        };
-        let groups = carried_groups.as_deref().unwrap_or(groups);
+        // Onto another cluster: the cluster is read under its own names, and each partition is
+        // translated from what was read.
+        let renamed = self.mirror.map(|m| m.rename(groups)).transpose()?;
+        let groups = renamed.as_ref().map_or(groups, |r| &r.groups[..]);
         let (mut view, by_name) = crate::live::read(
             self.kafka,
             self.clients,
@@ -393,8 +388,8 @@ impl Planning<'_> {
             self.by_timestamp,
         )
         .await?;
-        if let Some(d) = decisions {
-            view.carried = d;
+        if let (Some(m), Some(r)) = (self.mirror, &renamed) {
+            view.carried = m.translate(self.kafka, r, &view).await?;
         }
         if let Some(m) = self.mirror.filter(|_| index == 0) {
             view.connector_notes = m.connector_notes.clone();
