@@ -159,12 +159,7 @@ pub fn staging(g: &GlobalArgs, value: &str) -> Result<Staging> {
             for (k, v) in &ctx.properties {
                 properties.set(k.clone(), v.clone());
             }
-            let clients = ctx
-                .connect_urls()
-                .iter()
-                .filter(|u| !u.trim().is_empty())
-                .map(|u| ConnectClient::new(u.trim(), g.timeout))
-                .collect::<Result<Vec<_>>>()?;
+            let clients = super::connect_clients(&ctx.connect_urls(), g.timeout)?;
             return Ok(Staging {
                 settings: KafkaSettings {
                     bootstrap,

@@ -780,6 +780,14 @@ pub struct RestoreArgs {
     pub watch: Option<Duration>,
 }
 
+/// Clients of the Connect REST URLs given (blank ones left out).
+pub fn connect_clients(urls: &[String], timeout: Duration) -> Result<Vec<ConnectClient>> {
+    urls.iter()
+        .filter(|u| !u.trim().is_empty())
+        .map(|u| ConnectClient::new(u.trim(), timeout))
+        .collect()
+}
+
 /// Parses repeatable `KEY=VALUE` tags.
 pub fn parse_tags(tags: &[String]) -> Result<BTreeMap<String, String>> {
     let mut out = BTreeMap::new();
@@ -863,11 +871,7 @@ impl GlobalArgs {
     }
 
     pub fn connect_clients(&self) -> Result<Vec<ConnectClient>> {
-        self.connect_url
-            .iter()
-            .filter(|u| !u.trim().is_empty())
-            .map(|u| ConnectClient::new(u.trim(), self.timeout))
-            .collect()
+        connect_clients(&self.connect_url, self.timeout)
     }
 
     /// The signing key and the trusted keys, read from their files.
