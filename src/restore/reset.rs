@@ -200,8 +200,11 @@ pub async fn prepare(
         Some(t) => offsets_at(kafka, &scope_groups, &view, t.timestamp_millis()).await?,
         None => BTreeMap::new(),
     };
-    let (target_groups, problems) =
-        compute_targets(&spec.scenario, &scope_groups, &view, &at_instant);
+    let Computed {
+        groups: target_groups,
+        problems,
+        notes,
+    } = compute_targets(&spec.scenario, &scope_groups, &view, &at_instant);
     if !problems.is_empty() {
         return Err(Error::NotApplicable(format!(
             "the reset's targets cannot be computed; nothing was changed:\n  - {}",
@@ -210,7 +213,8 @@ pub async fn prepare(
     }
     let source_names: Vec<&str> = sources.iter().map(String::as_str).collect();
     let opts = plan_options(spec, base, &source_names);
-    let plan = plan::build(&spec.label(), &target_groups, &connectors, &view, &opts);
+    let mut plan = plan::build(&spec.label(), &target_groups, &connectors, &view, &opts);
+    add_notes(&mut plan, &notes);
     let ledger = super::ledger::Ledger::single(&plan, &target_groups)?;
     Ok(PreparedReset {
         plan,
@@ -282,14 +286,56 @@ fn nothing_in_scope(spec: &ResetSpec, warnings: &[String]) -> Error {
     ))
 }
 
-/// The offset of each existing partition in scope at the instant (ms): the first record whose
-/// timestamp is at or after it; a partition without such a record is left out.
+/// What ListOffsets by time answered for one partition (`--to-datetime`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AtInstant {
+    /// The offset of the first record whose timestamp is at or after the instant.
+    Offset(i64),
+    /// No record at or after it (the broker answers offset -1): the target is the log end, where
+    /// kafka-consumer-groups falls back too.
+    AfterLastRecord,
+}
+
+impl AtInstant {
+    fn offset(self) -> Option<i64> {
+        match self {
+            AtInstant::Offset(o) => Some(o),
+            AtInstant::AfterLastRecord => None,
+        }
+    }
+}
+
+/// One partition's answer to ListOffsets by time (pure). An error, or no answer at all, is never
+/// taken for "no record after the instant": the reset fails rather than guess the log end.
+fn read_at_instant(
+    tp: &TopicPartition,
+    answer: Option<&std::result::Result<i64, String>>,
+) -> Result<AtInstant> {
+    match answer {
+        Some(Ok(o)) if *o >= 0 => Ok(AtInstant::Offset(*o)),
+        // -1: no record at or after that time.
+        Some(Ok(_)) => Ok(AtInstant::AfterLastRecord),
+        Some(Err(e)) => Err(Error::kafka(
+            "ListOffsets by time",
+            format!("{}[{}]: {e}", tp.0, tp.1),
+        )),
+        None => Err(Error::kafka(
+            "ListOffsets by time",
+            format!(
+                "{}[{}]: the broker did not answer for it; run the reset again",
+                tp.0, tp.1
+            ),
+        )),
+    }
+}
+
+/// What ListOffsets by time says of each existing partition in scope at the instant (ms).
 async fn offsets_at(
     kafka: &KafkaClient,
     groups: &[GroupSnapshot],
     view: &plan::LiveView,
     ms: i64,
-) -> Result<BTreeMap<TopicPartition, i64>> {
+) -> Result<BTreeMap<TopicPartition, AtInstant>> {
     let partitions: BTreeSet<TopicPartition> = groups
         .iter()
         .flat_map(|g| g.partitions.iter().map(|p| (p.topic.clone(), p.partition)))
@@ -298,28 +344,43 @@ async fn offsets_at(
     let answers = kafka
         .list_offsets_each(
             partitions
-                .into_iter()
-                .map(|tp| (tp, OffsetQuery::Timestamp(ms)))
+                .iter()
+                .map(|tp| (tp.clone(), OffsetQuery::Timestamp(ms)))
                 .collect(),
         )
         .await?;
-    let mut out = BTreeMap::new();
-    for (tp, answer) in answers {
-        match answer {
-            Ok(o) if o >= 0 => {
-                out.insert(tp, o);
-            }
-            // -1: no record at or after that time.
-            Ok(_) => {}
-            Err(e) => {
-                return Err(Error::kafka(
-                    "ListOffsets by time",
-                    format!("{}[{}]: {e}", tp.0, tp.1),
-                ))
-            }
-        }
-    }
-    Ok(out)
+    partitions
+        .into_iter()
+        .map(|tp| read_at_instant(&tp, answers.get(&tp)).map(|a| (tp, a)))
+        .collect()
+}
+
+/// The note of a target that is the log end because no record is at or after the
+/// `--to-datetime` instant (pure): kafka-consumer-groups sets the same offset, and says so only
+/// in a warning apart from its table.
+fn after_last_record_note(
+    scenario: &Scenario,
+    at: Option<AtInstant>,
+    target: i64,
+) -> Option<String> {
+    let (Scenario::ToDatetime(t), Some(AtInstant::AfterLastRecord)) = (scenario, at) else {
+        return None;
+    };
+    Some(format!(
+        "no record at or after {}: target is the log end {target} (as kafka-consumer-groups)",
+        t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    ))
+}
+
+/// Per (group, partition): a note the reset adds to the plan's row.
+type Notes = BTreeMap<(String, TopicPartition), String>;
+
+/// The targets of a reset, what keeps some from being computed, and the notes on others.
+#[derive(Debug, Default)]
+struct Computed {
+    groups: Vec<GroupSnapshot>,
+    problems: Vec<String>,
+    notes: Notes,
 }
 
 /// Every partition's target (pure). A partition of a topic or partition that does not exist is
@@ -328,10 +389,9 @@ fn compute_targets(
     scenario: &Scenario,
     groups: &[GroupSnapshot],
     view: &plan::LiveView,
-    at_instant: &BTreeMap<TopicPartition, i64>,
-) -> (Vec<GroupSnapshot>, Vec<String>) {
-    let mut problems = Vec::new();
-    let mut out = Vec::new();
+    at_instant: &BTreeMap<TopicPartition, AtInstant>,
+) -> Computed {
+    let mut out = Computed::default();
     for g in groups {
         let live = view.groups.get(&g.group_id);
         let mut tg = g.clone();
@@ -341,19 +401,43 @@ fn compute_targets(
             if !exists {
                 continue;
             }
+            let at = at_instant.get(&tp).copied();
             let facts = PartitionFacts {
                 current: live.and_then(|l| l.offsets.get(&tp).copied()),
                 marks: view.watermarks.get(&tp).copied().unwrap_or_default(),
-                at_instant: at_instant.get(&tp).copied(),
+                at_instant: at.and_then(AtInstant::offset),
             };
             match target(scenario, &g.group_id, &tp, &facts) {
-                Ok(t) => p.offset = t,
-                Err(why) => problems.push(why),
+                Ok(t) => {
+                    p.offset = t;
+                    if let Some(note) = after_last_record_note(scenario, at, t) {
+                        out.notes.insert((g.group_id.clone(), tp), note);
+                    }
+                }
+                Err(why) => out.problems.push(why),
             }
         }
-        out.push(tg);
+        out.groups.push(tg);
     }
-    (out, problems)
+    out
+}
+
+/// Puts the reset's notes on the plan's rows, before any note the plan has of its own there.
+fn add_notes(plan: &mut Plan, notes: &Notes) {
+    for g in plan.groups.iter_mut() {
+        for p in g.partitions.iter_mut() {
+            if p.action == plan::Action::NotInSnapshot {
+                continue;
+            }
+            let key = (g.group_id.clone(), (p.topic.clone(), p.partition));
+            if let Some(note) = notes.get(&key) {
+                p.note = Some(match p.note.take() {
+                    Some(own) => format!("{note}; {own}"),
+                    None => note.clone(),
+                });
+            }
+        }
+    }
 }
 
 /// Records, for each partition's target, the record just before it on `kafka` (its timestamp
@@ -430,15 +514,22 @@ mod tests {
             GroupType::Classic,
             &[("gone", 0), ("t", 0), ("t", 1)],
         )];
-        let (out, problems) =
-            compute_targets(&Scenario::ShiftBy(-5), &groups, &view, &BTreeMap::new());
+        let Computed {
+            groups: out,
+            problems,
+            notes,
+        } = compute_targets(&Scenario::ShiftBy(-5), &groups, &view, &BTreeMap::new());
+        assert!(notes.is_empty(), "{notes:?}");
         // t[1] has no committed offset to shift from; `gone` is for the plan to report.
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert!(problems[0].contains("g t[1]"), "{problems:?}");
         assert_eq!(out[0].partitions[1].offset, 35);
 
-        let (out, problems) =
-            compute_targets(&Scenario::ToEarliest, &groups, &view, &BTreeMap::new());
+        let Computed {
+            groups: out,
+            problems,
+            ..
+        } = compute_targets(&Scenario::ToEarliest, &groups, &view, &BTreeMap::new());
         assert!(problems.is_empty());
         let offsets: Vec<i64> = out[0].partitions.iter().map(|p| p.offset).collect();
         assert_eq!(offsets, [0, 0, 10]);
@@ -452,6 +543,140 @@ mod tests {
                 plan::Action::Reset,
                 plan::Action::Reset
             ]
+        );
+    }
+
+    /// `--to-datetime` past a partition's last record: the broker's -1 becomes the log end, as
+    /// kafka-consumer-groups sets it, and the plan's row says so; a record after the instant, or
+    /// another scenario, has no such note; an error or a missing answer is never the log end.
+    #[test]
+    fn a_to_datetime_target_past_the_last_record_is_the_log_end_with_a_note() {
+        let t = chrono::DateTime::parse_from_rfc3339("2026-12-01T10:00:00Z")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        let at = Scenario::ToDatetime(t);
+        let words = "no record at or after 2026-12-01T10:00:00.000Z: target is the log end";
+        type Answer = Option<std::result::Result<i64, String>>;
+        // (scenario, ListOffsets-by-time answer, log end, Ok((target, note)) or the words of the
+        // failure)
+        type Want = std::result::Result<(i64, Option<String>), &'static str>;
+        let cases: Vec<(&Scenario, Answer, Option<i64>, Want)> = vec![
+            (&at, Some(Ok(7)), Some(20), Ok((7, None))),
+            (&at, Some(Ok(0)), Some(20), Ok((0, None))),
+            (
+                &at,
+                Some(Ok(-1)),
+                Some(20),
+                Ok((20, Some(format!("{words} 20 (as kafka-consumer-groups)")))),
+            ),
+            // An empty partition: its log end is where kafka-consumer-groups falls back to.
+            (
+                &at,
+                Some(Ok(-1)),
+                Some(0),
+                Ok((0, Some(format!("{words} 0 (as kafka-consumer-groups)")))),
+            ),
+            (
+                &at,
+                Some(Ok(-1)),
+                None,
+                Err("log-end offset could not be read"),
+            ),
+            (
+                &at,
+                Some(Err("Broker: timed out".into())),
+                Some(20),
+                Err("timed out"),
+            ),
+            (&at, None, Some(20), Err("did not answer")),
+            (&Scenario::ToLatest, Some(Ok(-1)), Some(20), Ok((20, None))),
+        ];
+        let tp: TopicPartition = ("t".into(), 0);
+        for (scenario, answer, log_end, want) in cases {
+            let mut view = plan::LiveView::default();
+            view.topics.insert("t".into(), 1);
+            view.watermarks.insert(
+                tp.clone(),
+                Watermarks {
+                    log_start: Some(0),
+                    log_end,
+                },
+            );
+            let got = read_at_instant(&tp, answer.as_ref())
+                .map_err(|e| e.to_string())
+                .and_then(|a| {
+                    let groups = [group("g", GroupType::Classic, &[("t", 0)])];
+                    let c = compute_targets(scenario, &groups, &view, &[(tp.clone(), a)].into());
+                    if let Some(why) = c.problems.first() {
+                        return Err(why.clone());
+                    }
+                    let mut plan =
+                        plan::build("reset", &c.groups, &[], &view, &PlanOptions::default());
+                    add_notes(&mut plan, &c.notes);
+                    let row = &plan.groups[0].partitions[0];
+                    Ok((row.target.unwrap(), row.note.clone()))
+                });
+            match (&got, &want) {
+                (Ok(got), Ok(want)) => assert_eq!(got, want, "{scenario:?} {answer:?}"),
+                (Err(e), Err(words)) => assert!(e.contains(words), "{answer:?}: {e}"),
+                _ => panic!("{scenario:?} {answer:?} {log_end:?}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_reset_note_goes_before_the_plans_own_and_not_on_rows_outside_the_reset() {
+        let mut plan = plan::build(
+            "reset",
+            &[],
+            &[],
+            &plan::LiveView::default(),
+            &PlanOptions::default(),
+        );
+        let row = |partition: i32, action: plan::Action, note: Option<&str>| plan::PartitionPlan {
+            topic: "t".into(),
+            partition,
+            current: None,
+            snapshot_offset: None,
+            target: Some(5),
+            log_start: Some(0),
+            log_end: Some(5),
+            reprocess: 0,
+            skip: 0,
+            action,
+            note: note.map(String::from),
+            leader_epoch: None,
+            metadata: None,
+            source_topic: None,
+            translation: None,
+        };
+        plan.groups.push(plan::GroupPlan {
+            group_id: "g".into(),
+            group_type: GroupType::Classic,
+            state: GroupState::Empty,
+            members: vec![],
+            connector: None,
+            blocked: None,
+            warnings: vec![],
+            partitions: vec![
+                row(0, plan::Action::Reset, None),
+                row(1, plan::Action::Reset, Some("own")),
+                row(2, plan::Action::NotInSnapshot, Some("outside")),
+                row(3, plan::Action::Reset, None),
+            ],
+        });
+        let notes: Notes = (0..3)
+            .map(|p| (("g".to_string(), ("t".to_string(), p)), "past".to_string()))
+            .collect();
+        add_notes(&mut plan, &notes);
+        let got: Vec<Option<&str>> = plan.groups[0]
+            .partitions
+            .iter()
+            .map(|p| p.note.as_deref())
+            .collect();
+        assert_eq!(
+            got,
+            [Some("past"), Some("past; own"), Some("outside"), None]
         );
     }
 

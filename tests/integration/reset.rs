@@ -1,12 +1,13 @@
 //! `reset` against the real cluster, with the real `kafka-consumer-groups --reset-offsets` as the
 //! oracle: every scenario plans the offsets the tool would set (out-of-range ones refused, or
-//! clamped as the tool clamps them), an executed reset leaves exactly the plan and its pre-reset
-//! snapshot restores what was there, and an active group is refused.
+//! clamped as the tool clamps them; a time after a partition's last record its log end, noted), an
+//! executed reset leaves exactly the plan and its pre-reset snapshot restores what was there, and
+//! an active group is refused.
 
 mod connectors;
 mod review;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
@@ -181,6 +182,145 @@ async fn every_scenario_plans_what_kafka_consumer_groups_would_set() {
     assert_eq!(
         kcg::committed(&f.group, &f.topic).await,
         BTreeMap::from([(0, 5), (1, 10), (2, 15)])
+    );
+}
+
+/// The note of each partition of a reset's dry run, from its JSON plan.
+fn notes(doc: &Value) -> BTreeMap<i32, Option<String>> {
+    doc["plan"]["groups"][0]["partitions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no plan in {doc:#}"))
+        .iter()
+        .map(|p| {
+            (
+                p["partition"].as_i64().unwrap() as i32,
+                p["note"].as_str().map(String::from),
+            )
+        })
+        .collect()
+}
+
+/// The partitions `kafka-consumer-groups --reset-offsets --to-datetime` says it found no record
+/// at or after the time in, and set to their log end ("Falling back to latest known offset").
+fn kcg_fell_back(stdout: &str) -> BTreeSet<i32> {
+    stdout
+        .lines()
+        .filter(|l| l.contains("Falling back to latest known offset"))
+        .filter_map(|l| {
+            l.trim()
+                .strip_prefix("Warn: Partition ")?
+                .split(' ')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect()
+}
+
+#[test]
+fn kcg_fell_back_reads_the_warnings_of_kafka_consumer_groups() {
+    // Kafka 4.3.1's, with a time after the last record of partitions 2 and 1.
+    let stdout = "
+Warn: Partition 2 from topic orders is empty. Falling back to latest known offset.
+
+Warn: Partition 1 from topic orders is empty. Falling back to latest known offset.
+
+GROUP                                 TOPIC                               PARTITION  NEW-OFFSET
+billing                               orders                              2          0
+billing                               orders                              1          5
+billing                               orders                              0          11
+";
+    assert_eq!(kcg_fell_back(stdout), BTreeSet::from([1, 2]));
+    assert!(kcg_fell_back("GROUP TOPIC PARTITION NEW-OFFSET\n").is_empty());
+}
+
+/// `--to-datetime` after the last record of a partition: kafka-consumer-groups falls back to its
+/// log end, and only a warning beside its table says so. The plan sets the same offsets, and
+/// says it on the row of each such partition (an empty one too), not on one that has a record
+/// after the instant.
+#[tokio::test(flavor = "multi_thread")]
+async fn to_datetime_after_the_last_record_plans_the_log_end_with_a_note() {
+    if !env::require_kafka() {
+        return;
+    }
+    let topic = unique_name("reset-past");
+    kafka::create_topic(&topic, 3).await;
+    // Partition 0: 20 records, one every 3 minutes from an hour ago; partition 1: the first 5
+    // of them (the last 48 minutes ago); partition 2: none.
+    let base = chrono::Utc::now().timestamp_millis() - 3_600_000;
+    let times: Vec<i64> = (0..20).map(|i| base + i * 180_000).collect();
+    kafka::produce_at(&topic, 0, &times).await;
+    kafka::produce_at(&topic, 1, &times[..5]).await;
+    let group = unique_name("reset-past-g");
+    kafka::consume_and_commit(&group, &topic, Take::per_partition(&[(0, 3), (1, 2)])).await;
+    let (_dir, store) = local_store();
+    // Between record 10 and record 11 of partition 0; after every record of partitions 1 and 2.
+    let at = millis_text(base + 31 * 60_000 + 30_000);
+    let ours = [
+        "reset",
+        "--group",
+        &group,
+        "--topic",
+        &topic,
+        "--to-datetime",
+        &at,
+    ];
+    let mut json = ours.to_vec();
+    json.extend(["--output", "json"]);
+    let doc = ov(&store, &json).await.ok().json();
+    assert_eq!(doc["status"], "dry-run", "{doc:#}");
+
+    let tool = kcg::kcg(&[
+        "--group",
+        &group,
+        "--reset-offsets",
+        "--topic",
+        &topic,
+        "--to-datetime",
+        &at,
+        "--dry-run",
+    ])
+    .await;
+    assert!(tool.success, "{}{}", tool.stdout, tool.stderr);
+    let want: BTreeMap<i32, i64> = parse_new_offsets(&tool.stdout)
+        .into_iter()
+        .map(|r| (r.partition, r.offset))
+        .collect();
+    assert_eq!(
+        want,
+        BTreeMap::from([(0, 11), (1, 5), (2, 0)]),
+        "{}",
+        tool.stdout
+    );
+    assert_eq!(planned(&doc), want, "{doc:#}");
+    // The partitions the tool says it fell back on are the ones the plan notes.
+    assert_eq!(
+        kcg_fell_back(&tool.stdout),
+        BTreeSet::from([1, 2]),
+        "{}",
+        tool.stdout
+    );
+
+    let note = |end: i64| {
+        Some(format!(
+            "no record at or after {at}: target is the log end {end} (as kafka-consumer-groups)"
+        ))
+    };
+    assert_eq!(
+        notes(&doc),
+        BTreeMap::from([(0, None), (1, note(5)), (2, note(0))]),
+        "{doc:#}"
+    );
+    // The table's NOTE column says it too.
+    let table = ov(&store, &ours).await.ok();
+    assert!(
+        table.stdout.contains(note(5).unwrap().as_str()),
+        "{}",
+        table.stdout
+    );
+    assert_eq!(
+        kcg::committed(&group, &topic).await,
+        BTreeMap::from([(0, 3), (1, 2)])
     );
 }
 
