@@ -457,6 +457,14 @@ async fn out_of_range_targets_fail_the_plan_unless_clamped() {
     );
 }
 
+/// A base time for records produced with their own timestamps: a whole second (so that times
+/// read back through floating point stay exact), an hour ago. Never a fixed date: a record older
+/// than the topic's retention (the broker's default, 7 days) is deleted by the next retention
+/// check (every minute in the test environment), which empties the log under the test.
+fn recent_base_ms() -> i64 {
+    (chrono::Utc::now().timestamp() - 3600) * 1000
+}
+
 /// Produces records with timestamps `base + i * 1000` for i in `range` to partition 0.
 async fn produce_timed(topic: &str, range: std::ops::Range<i64>, base: i64) {
     let producer: FutureProducer = kafka::kafka_config().create().unwrap();
@@ -482,7 +490,7 @@ async fn by_timestamp_translates_offsets_onto_a_recreated_topic() {
     }
     let topic = unique_name("restore-time");
     kafka::create_topic(&topic, 1).await;
-    let base = 1_764_500_000_000i64;
+    let base = recent_base_ms();
     produce_timed(&topic, 0..10, base).await;
     let group = unique_name("restore-time-g");
     kafka::consume_and_commit(&group, &topic, per_partition(4, 1)).await;
