@@ -623,16 +623,24 @@ impl KafkaClient {
             .await
     }
 
-    /// Offset lookups with a query per partition, in one batched request.
+    /// Offset lookups with a query per partition, batched: with the direct path, one Metadata
+    /// request and one ListOffsets request per leader; without it, librdkafka's ListOffsets.
+    /// The direct path is preferred because librdkafka 2.12.1's `rd_kafka_ListOffsets` can crash
+    /// the process (a NULL lock in its leader lookup) when several run at once.
     pub async fn list_offsets_each(
         &self,
         queries: Vec<(TopicPartition, OffsetQuery)>,
     ) -> Result<HashMap<TopicPartition, std::result::Result<i64, String>>> {
-        let me = self.clone();
         let queries: Vec<(String, i32, OffsetQuery)> =
             queries.into_iter().map(|((t, p), q)| (t, p, q)).collect();
-        let answers =
-            blocking(move || ffi::list_offsets(me.inner.client(), &queries, me.timeout())).await?;
+        let answers = match self.wire().await {
+            Some(wire) => wire.list_offsets(&queries).await?,
+            None => {
+                let me = self.clone();
+                blocking(move || ffi::list_offsets(me.inner.client(), &queries, me.timeout()))
+                    .await?
+            }
+        };
         Ok(answers
             .into_iter()
             .map(|a| ((a.topic, a.partition), a.result))
@@ -733,10 +741,14 @@ fn reader(settings: &KafkaSettings) -> Result<BaseConsumer> {
 }
 
 /// Whether a partition's error is a leader that is moving or not elected yet, which passes.
+/// Names from both paths: librdkafka's (`NotLeaderForPartition`) and Kafka's own, as the direct
+/// path gives them (`NotLeaderOrFollower`; `OffsetNotAvailable` from a leader just elected whose
+/// high watermark has not caught up).
 fn leadership_error(error: &str) -> bool {
     [
         "NotLeader",
         "LeaderNotAvailable",
+        "OffsetNotAvailable",
         "the partition leader did not answer",
     ]
     .iter()
@@ -767,6 +779,20 @@ mod tests {
                 "TopicAuthorizationFailed (Broker: Topic authorization failed)",
                 false,
             ),
+            // The direct path's answers (see `wire::offsets`).
+            ("NotLeaderOrFollower (6)", true),
+            ("LeaderNotAvailable (5)", true),
+            ("OffsetNotAvailable (78)", true),
+            (
+                "no offset in the answer (the partition leader did not answer)",
+                true,
+            ),
+            (
+                "the partition leader did not answer: broker 2: Kafka unreachable",
+                true,
+            ),
+            ("UnknownTopicOrPartition (3)", false),
+            ("TopicAuthorizationFailed (29)", false),
         ] {
             assert_eq!(leadership_error(error), passes, "{error}");
         }

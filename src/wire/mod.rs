@@ -1,12 +1,14 @@
 //! A direct Kafka protocol client (the `kafka-protocol` crate over tokio, with TLS and SASL
 //! PLAIN/SCRAM), for what librdkafka cannot do: share-group offsets, group configs, and offset
-//! reads for many groups in one request per coordinator. Configured from the same client
-//! properties as the librdkafka path; [`WireConfig::from_settings`] names any setting it cannot
-//! honour.
+//! reads for many groups in one request per coordinator; and for partition offsets (one
+//! ListOffsets request per leader), where librdkafka 2.12's admin call can crash the process
+//! under load. Configured from the same client properties as the librdkafka path;
+//! [`WireConfig::from_settings`] names any setting it cannot honour.
 
 pub mod config;
 mod conn;
 pub mod groups;
+pub mod offsets;
 pub mod sasl;
 mod tls;
 
@@ -26,6 +28,8 @@ use crate::settings::KafkaSettings;
 /// Kafka's error codes, by name where this module acts on them.
 pub mod code {
     pub const NONE: i16 = 0;
+    pub const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
+    pub const LEADER_NOT_AVAILABLE: i16 = 5;
     pub const COORDINATOR_LOAD_IN_PROGRESS: i16 = 14;
     pub const COORDINATOR_NOT_AVAILABLE: i16 = 15;
     pub const NOT_COORDINATOR: i16 = 16;
