@@ -319,6 +319,14 @@ async fn sink_and_source_connectors_to_s3_with_redacted_secrets() {
     source_cleanup.delete().await;
 }
 
+/// A base time for records produced with their own timestamps: a whole second (so that times
+/// read back through floating point stay exact), an hour ago. Never a fixed date: a record older
+/// than the topic's retention (the broker's default, 7 days) is deleted by the next retention
+/// check (every minute in the test environment), which empties the log under the test.
+fn recent_base_ms() -> i64 {
+    (chrono::Utc::now().timestamp() - 3600) * 1000
+}
+
 /// Produces `n` records to one partition with timestamps `base_ms + i * 1000`.
 async fn produce_timed(topic: &str, partition: i32, n: usize, base_ms: i64) {
     let producer: FutureProducer = kafka::kafka_config().create().unwrap();
@@ -344,7 +352,7 @@ async fn parquet_snapshot_reads_in_pyarrow_with_typed_columns() {
     }
     let topic = unique_name("snap-pq");
     kafka::create_topic(&topic, 2).await;
-    let base = 1_764_000_000_000i64;
+    let base = recent_base_ms();
     produce_timed(&topic, 0, 6, base).await;
     produce_timed(&topic, 1, 4, base + 500).await;
     let group = unique_name("snap-pq-g");
