@@ -91,6 +91,80 @@ impl Selection {
             && self.connectors.is_empty()
             && !self.all_connectors
     }
+
+    /// Whether a snapshot taken with this selection would have captured `group` had it
+    /// existed then: every group (`--all-groups`), or one its pattern or names match, with no
+    /// topic or type filter (those leave out groups the log cannot tell apart). A covered group
+    /// absent from the snapshot had no committed offset when it was taken. Pure.
+    pub fn covers_group(&self, group: &str) -> bool {
+        let filtered = !self.topics.is_empty() || !self.group_types.is_empty();
+        let pattern = self.group_pattern.as_deref().is_some_and(|p| {
+            regex::Regex::new(&format!("^(?:{p})$")).is_ok_and(|r| r.is_match(group))
+        });
+        !filtered && (self.all_groups || pattern || self.groups.iter().any(|g| g == group))
+    }
+
+    /// Whether a snapshot taken with this selection would have captured connector `name` had
+    /// it existed then. Pure.
+    pub fn covers_connector(&self, name: &str) -> bool {
+        self.topics.is_empty() && (self.all_connectors || self.connectors.iter().any(|c| c == name))
+    }
+}
+
+#[cfg(test)]
+mod selection_tests {
+    use super::*;
+
+    #[test]
+    fn a_selection_covers_what_it_would_have_captured() {
+        let all = Selection {
+            all_groups: true,
+            ..Default::default()
+        };
+        let pattern = Selection {
+            group_pattern: Some("pay-.*".into()),
+            ..Default::default()
+        };
+        let named = Selection {
+            groups: vec!["orders".into()],
+            connectors: vec!["sink".into()],
+            ..Default::default()
+        };
+        let topics = Selection {
+            topics: vec!["t".into()],
+            ..all.clone()
+        };
+        let types = Selection {
+            group_types: vec![GroupType::Classic],
+            ..all.clone()
+        };
+        let bad = Selection {
+            group_pattern: Some("(".into()),
+            ..Default::default()
+        };
+        // (selection, group, covered?)
+        let cases = [
+            (&all, "anything", true),
+            (&pattern, "pay-eu", true),
+            (&pattern, "xpay-eu", false),
+            (&named, "orders", true),
+            (&named, "other", false),
+            (&topics, "anything", false),
+            (&types, "anything", false),
+            (&bad, "(", false),
+        ];
+        for (i, (s, g, want)) in cases.iter().enumerate() {
+            assert_eq!(s.covers_group(g), *want, "case {i}: {g} by {s:?}");
+        }
+        let connectors = Selection {
+            all_connectors: true,
+            ..Default::default()
+        };
+        assert!(connectors.covers_connector("any"));
+        assert!(named.covers_connector("sink"));
+        assert!(!named.covers_connector("source"));
+        assert!(!all.covers_connector("sink"));
+    }
 }
 
 /// A member of a group at capture time.

@@ -58,6 +58,9 @@ struct ShowAtDoc<'a> {
     sources: Vec<&'a Source>,
     /// Selected groups with no committed offset at the instant.
     absent: Vec<&'a str>,
+    /// Partitions whose groups created after the base could not be looked for.
+    undiscovered: &'a [String],
+    caveats: &'a [String],
     /// Share groups of the base left out: their positions are not in the commit log.
     left_out: &'a [String],
 }
@@ -110,6 +113,8 @@ pub(super) async fn show(cli: &Cli, args: &ShowArgs, text: &str) -> Result<i32> 
                 sources: i.groups.iter().map(|g| &g.source).collect(),
                 absent: i.absent(),
                 left_out: &i.left_out,
+                undiscovered: &i.undiscovered,
+                caveats: &i.caveats,
             };
             let text = serde_json::to_string_pretty(&doc)
                 .map_err(|e| Error::Internal(format!("encode JSON: {e}")))?;

@@ -586,7 +586,10 @@ pub struct ShowArgs {
     /// The committed offsets exactly as they were at TIME (RFC 3339 with milliseconds, e.g.
     /// 2026-12-03T10:03:17.250Z, or a duration such as 15m ago): the newest snapshot before TIME
     /// plus every commit the commit-log archive (`follow`) holds up to TIME, with where each
-    /// group's offsets came from. Refused (exit 7) when the archive does not cover TIME.
+    /// group's offsets came from. A group created after that snapshot, which it would have
+    /// captured (--all-groups, a matching pattern), is replayed from no offsets; before the first
+    /// snapshot the base is the log itself, when the archive begins at its start (offset 0).
+    /// Refused (exit 7) when the archive does not cover TIME (a gap is named with its bounds).
     #[arg(long, value_name = "TIME")]
     pub at: Option<String>,
     /// With --at: only this group (repeatable). Default: every group of the base snapshot.
@@ -654,10 +657,15 @@ pub struct RestoreArgs {
     pub before: Option<String>,
     /// The committed offsets exactly as they were at TIME (RFC 3339 with milliseconds, e.g.
     /// 2026-12-03T10:03:17.250Z, or a duration such as 15m ago): the newest snapshot before TIME
-    /// plus every commit the commit-log archive (`follow`) holds up to TIME. (`reset
-    /// --to-datetime TIME` is another thing: the first record whose timestamp is at or after
-    /// TIME.)
-    #[arg(help_heading = "Snapshot", long, value_name = "TIME", conflicts_with_all = ["id", "latest", "before", "plan_file"])]
+    /// plus every commit the commit-log archive (`follow`) holds up to TIME. A group or
+    /// connector created after that snapshot, which it would have captured (--all-groups,
+    /// --all-connectors, a matching pattern), is replayed from no offsets (a connector's config
+    /// comes from the oldest later snapshot that has it); before the first snapshot the base is
+    /// the log itself, when the archive begins at its start (offset 0). Refused (exit 7) when
+    /// the archive does not cover TIME; a gap is named with its bounds. With --plan-file, the
+    /// reviewed plan is replayed at the same instant by --from-plan. (`reset --to-datetime TIME`
+    /// is another thing: the first record whose timestamp is at or after TIME.)
+    #[arg(help_heading = "Snapshot", long, value_name = "TIME", conflicts_with_all = ["id", "latest", "before"])]
     pub at: Option<String>,
     /// Let --latest and --before choose undo snapshots (written by earlier restores) too.
     #[arg(help_heading = "Snapshot", long)]

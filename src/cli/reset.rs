@@ -345,6 +345,7 @@ fn base_options(args: &ResetArgs, reviewed: Option<&PlanFile>) -> PlanOptions {
 fn request(args: &ResetArgs, spec: &ResetSpec, prepared: &PreparedReset) -> RestoreRequest {
     RestoreRequest {
         choice: Choice::Id(spec.label()),
+        at: None,
         eligible: Eligible::default(),
         groups: spec.selection.groups.clone(),
         connectors: spec.selection.connectors.clone(),

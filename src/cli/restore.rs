@@ -45,6 +45,7 @@ fn reviewed_request(args: &RestoreArgs, (file, groups): Reviewed) -> Result<Rest
     let r = file.body.request.clone();
     Ok(RestoreRequest {
         choice: Choice::Id(file.body.snapshot_id.clone()),
+        at: r.at,
         eligible: Eligible {
             include_partial: r.allow_partial,
             ..Default::default()
@@ -118,8 +119,13 @@ fn args_request(args: &RestoreArgs) -> Result<RestoreRequest> {
             "--topic-map, --replication-policy and --translate carry offsets to another cluster: add --allow-other-cluster (or --rehearse-on STAGING)",
         ));
     }
+    let at = match (&args.at, &choice) {
+        (Some(_), Choice::Before(t)) => Some(*t),
+        _ => None,
+    };
     Ok(RestoreRequest {
         choice,
+        at,
         eligible: Eligible {
             include_undo: args.include_undo,
             include_pre_reset: args.include_pre_reset,
@@ -189,6 +195,7 @@ fn plan_request(req: &RestoreRequest) -> PlanRequest {
         allow_other_cluster: req.allow_other_cluster,
         allow_partial: req.eligible.include_partial,
         mirror: req.mirror.clone(),
+        at: req.at,
     }
 }
 
@@ -378,8 +385,7 @@ async fn run(
     let snapshot_id = verified.chosen.manifest.meta.id.clone();
     facts.subject = facts.plan_sha256.clone().or(Some(snapshot_id.clone()));
     facts.snapshot_ids.push(snapshot_id);
-    if let (Some(_), Choice::Before(at)) = (&args.at, &req.choice) {
-        let at = *at;
+    if let Some(at) = req.at {
         let because = restore::at::apply(&store, &mut verified, &req, at).await?;
         crate::noteln!("{because}");
         verified.chosen.because = format!("{}; {because}", verified.chosen.because);

@@ -152,12 +152,19 @@ pub struct ShowAtDoc {
     pub absent: Vec<String>,
     /// Share groups of the base left out: their positions are not in the commit log.
     pub left_out: Vec<String>,
+    /// Partitions of `__consumer_offsets` whose archive does not cover the interval, with the
+    /// reason: groups created after the base there could not be looked for.
+    pub undiscovered: Vec<String>,
+    /// What the answer cannot rule out, in words.
+    pub caveats: Vec<String>,
 }
 
 /// The base snapshot of an instant.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShowAtBase {
+    /// The base snapshot's id, or `log-start` when the base is the log from its start (no
+    /// snapshot precedes the instant).
     pub snapshot: String,
     pub created_at: DateTime<Utc>,
     pub kind: String,
@@ -183,6 +190,9 @@ pub struct AtSource {
     pub last_record_at: Option<DateTime<Utc>>,
     /// The group had a committed offset at the instant.
     pub committed: bool,
+    /// The group is in the base; when not, it was created after the base and its offsets were
+    /// replayed from none.
+    pub in_base: bool,
 }
 
 /// `keygen --output json`: the key pair written.

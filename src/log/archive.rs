@@ -179,16 +179,24 @@ pub async fn manifests_of(
     .await
 }
 
-/// How many partitions the source topic of `lane` has, as its archive says (from one index
-/// entry); `None` when the lane has no archive. Reads one manifest, whatever the archive's size.
-pub async fn partition_count(store: &Store, lane: Lane) -> Result<Option<i32>> {
+/// One segment manifest of `lane` (the first listed), for what every segment of it shares:
+/// the cluster and the source topic's partition count. `None` when the lane has no archive.
+pub async fn first_manifest(store: &Store, lane: Lane) -> Result<Option<SegmentManifest>> {
     let listed = store.list(&format!("{}/", index_prefix(lane))).await?;
     let Some(first) = listed.iter().find(|o| o.key.ends_with(".json")) else {
         return Ok(None);
     };
     let bytes = store.get(&first.key).await?;
-    let m: SegmentManifest = decode_json(&first.key, &bytes, "segment manifest")?;
-    Ok(Some(m.meta.partitions))
+    require_trusted(store, &first.key, &bytes).await?;
+    Ok(Some(decode_json(&first.key, &bytes, "segment manifest")?))
+}
+
+/// How many partitions the source topic of `lane` has, as its archive says (from one index
+/// entry); `None` when the lane has no archive. Reads one manifest, whatever the archive's size.
+pub async fn partition_count(store: &Store, lane: Lane) -> Result<Option<i32>> {
+    Ok(first_manifest(store, lane)
+        .await?
+        .map(|m| m.meta.partitions))
 }
 
 /// The heads of every partition that has one.

@@ -26,7 +26,7 @@ use super::segment::SegmentMeta;
 use crate::diff::Filter;
 use crate::error::{Error, Result};
 use crate::kafka::GroupType;
-use crate::snapshot::choose::{choose, Choice, Chosen, Eligible};
+use crate::snapshot::choose::{Chosen, Eligible};
 use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot, PartitionOffset, SnapshotMeta};
 use crate::snapshot::repo;
 use crate::store::Store;
@@ -65,6 +65,9 @@ pub struct Source {
     /// The group had a committed offset (of the selected partitions) at the instant. When not,
     /// it is reported, never invented: it had not committed yet, or its offsets were deleted.
     pub committed: bool,
+    /// The group is in the base. When not, it did not exist when the base was taken (the base
+    /// would have captured it) and was replayed from no offsets.
+    pub in_base: bool,
 }
 
 /// One group at the instant.
@@ -106,6 +109,13 @@ pub struct AtInstant {
     /// Source connectors whose offsets stay the base's, because the store holds no archive of
     /// Connect's offsets topic.
     pub sources_as_snapshot: Vec<String>,
+    /// Partitions of `__consumer_offsets` whose archive does not cover the interval, so the
+    /// groups born after the base there could not be looked for (each with the reason). Only
+    /// when nothing was named: a named group's partition must be covered.
+    pub undiscovered: Vec<String>,
+    /// What the answer cannot rule out, in words (the base is the log from its start, and the
+    /// log's compaction may have passed records before the follower read them).
+    pub caveats: Vec<String>,
 }
 
 impl AtInstant {
@@ -131,12 +141,35 @@ impl AtInstant {
             .map(|g| &g.snapshot)
     }
 
+    /// The groups that were not in the base (created after it), replayed from no offsets.
+    pub fn newcomers(&self) -> Vec<&str> {
+        self.groups
+            .iter()
+            .filter(|g| !g.source.in_base)
+            .map(|g| g.source.group_id.as_str())
+            .collect()
+    }
+
     /// One line: the instant, the base and what was replayed onto it.
     pub fn describe(&self) -> String {
+        let base = if self.base_id == super::base::LOG_START {
+            "the log from its start".to_string()
+        } else {
+            format!("snapshot {}", self.base_id)
+        };
+        let newcomers = self.newcomers();
+        let newcomers = if newcomers.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({} not in the base, created after it, replayed from no offsets: {})",
+                newcomers.len(),
+                newcomers.join(", ")
+            )
+        };
         format!(
-            "at {}: snapshot {} plus {} archived record(s) after it from {} segment(s)",
+            "at {}: {base} plus {} archived record(s) after it from {} segment(s){newcomers}",
             millis(self.at),
-            self.base_id,
             self.records() + self.connectors.iter().map(|c| c.records).sum::<usize>(),
             self.segments
         )
@@ -158,6 +191,14 @@ impl AtInstant {
                 "note: the offsets of source connector(s) {} are the base snapshot's: the store holds no archive of Connect's offsets topic (run offset-vault follow --connect-offsets-topic TOPIC)",
                 self.sources_as_snapshot.join(", ")
             ));
+        }
+        for u in &self.undiscovered {
+            out.push(format!(
+                "note: groups created after the base whose records are in {u}: they could not be looked for, and are not in this answer"
+            ));
+        }
+        for c in &self.caveats {
+            out.push(format!("note: {c}"));
         }
         if !self.left_out.is_empty() {
             out.push(format!(
@@ -315,13 +356,27 @@ fn cluster_problem(segments: &[&SegmentMeta], partition: i32, cluster_id: &str) 
     ))
 }
 
-/// The selected groups of the base snapshot `base` at `req.at`: `groups` are the base's groups
-/// the selection keeps, with their selected partitions. Refused (exit 7) when the archive does
-/// not cover the interval for one of them, or when a named group is a share group.
+/// The groups beyond the base's that a reconstruction also gives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Beyond {
+    /// These groups, each with the connector it was selected through (if it was): the named
+    /// groups and those of the selected connectors. One the base lacks did not exist when it
+    /// was taken (the base's selection would have captured it) and is replayed from no offsets.
+    Named(Vec<(String, Option<String>)>),
+    /// Nothing was named: also every group that the archive shows committing after the base
+    /// and that the base's selection would have captured.
+    Discover,
+}
+
+/// The selected groups at `req.at`, from the base `base`: `groups` are the base's groups the
+/// selection keeps (with their selected partitions); `beyond` says which other groups to give
+/// (those created after the base). Refused (exit 7) when the archive does not cover the
+/// interval for one of them, or when a named group is a share group.
 pub async fn reconstruct(
     store: &Store,
     base: &SnapshotMeta,
     groups: Vec<GroupSnapshot>,
+    beyond: Beyond,
     connectors: &[ConnectorSnapshot],
     req: &AtRequest,
 ) -> Result<AtInstant> {
@@ -345,8 +400,45 @@ pub async fn reconstruct(
     };
     let partition_of =
         |g: &str| crate::wire::offsets_partition(g, count as usize).unwrap_or(0) as i32;
-    // Only the index of the groups' own partitions is read.
-    let needed: BTreeSet<i32> = groups.iter().map(|g| partition_of(&g.group_id)).collect();
+    let in_base: BTreeSet<&str> = groups
+        .iter()
+        .chain(&share)
+        .map(|g| g.group_id.as_str())
+        .collect();
+    // The named groups the base lacks: created after it, when it would have captured them.
+    let mut named_new: Vec<(String, Option<String>)> = Vec::new();
+    if let Beyond::Named(named) = &beyond {
+        for (g, connector) in named {
+            if in_base.contains(g.as_str()) || named_new.iter().any(|(n, _)| n == g) {
+                continue;
+            }
+            let covered = match connector {
+                Some(c) => base.selection.covers_connector(c),
+                None => base.selection.covers_group(g),
+            };
+            if !covered {
+                return Err(req.refusal(format!(
+                    "group {g} is not in the base {}, and that snapshot's selection would not have captured it: pick a base that holds it",
+                    base.id
+                )));
+            }
+            named_new.push((g.clone(), connector.clone()));
+        }
+    }
+    let discover = beyond == Beyond::Discover;
+    // Only the index of the partitions needed is read: the groups' own, or every one when
+    // groups created after the base are looked for.
+    let required: BTreeSet<i32> = groups
+        .iter()
+        .map(|g| g.group_id.as_str())
+        .chain(named_new.iter().map(|(g, _)| g.as_str()))
+        .map(partition_of)
+        .collect();
+    let needed: BTreeSet<i32> = if discover {
+        (0..count).collect()
+    } else {
+        required.clone()
+    };
     let mut all = Vec::new();
     for p in &needed {
         all.extend(super::archive::manifests_of(store, Lane::Offsets, *p).await?);
@@ -354,47 +446,97 @@ pub async fn reconstruct(
     let heads = super::archive::heads(store).await?;
     let metas: Vec<SegmentMeta> = all.iter().map(|(_, m)| m.meta.clone()).collect();
     // Every group's coverage is checked before any segment is read.
-    let mut partitions: BTreeMap<String, i32> = BTreeMap::new();
-    for g in &groups {
-        let partition = partition_of(&g.group_id);
-        covered(&all, &metas, &heads, partition, base, req)
-            .map_err(|why| req.refusal(format!("group {}: {why}", g.group_id)))?;
-        partitions.insert(g.group_id.clone(), partition);
+    for g in groups
+        .iter()
+        .map(|g| g.group_id.as_str())
+        .chain(named_new.iter().map(|(g, _)| g.as_str()))
+    {
+        covered(&all, &metas, &heads, partition_of(g), base, req)
+            .map_err(|why| req.refusal(format!("group {g}: {why}")))?;
+    }
+    let mut undiscovered = Vec::new();
+    let mut readable = required.clone();
+    for p in needed.difference(&required) {
+        match covered(&all, &metas, &heads, *p, base, req) {
+            Ok(()) => {
+                readable.insert(*p);
+            }
+            Err(why) => undiscovered.push(format!("__consumer_offsets[{p}] ({why})")),
+        }
     }
     // Each source partition is read once, however many groups it holds.
     let mut read: BTreeMap<i32, (usize, Vec<Timed>, Vec<Timed>)> = BTreeMap::new();
-    for partition in partitions.values().collect::<BTreeSet<_>>() {
+    for partition in &readable {
         read.insert(
             *partition,
             read_partition(store, &all, *partition, base).await?,
         );
     }
     let at_ms = req.at.timestamp_millis();
-    let out = groups
+    let records_of = |p: i32| -> Vec<&Timed> {
+        let (_, before, later) = &read[&p];
+        before
+            .iter()
+            .chain(later.iter().filter(|t| t.at <= at_ms))
+            .collect()
+    };
+    let mut newcomers: Vec<GroupSnapshot> = named_new
         .iter()
-        .map(|g| {
-            let partition = partitions[&g.group_id];
-            let (segments, before, later) = &read[&partition];
-            let (snapshot, records, last) = replay_group(g, before, later, at_ms, &req.filter);
-            AtGroup {
-                source: Source {
-                    group_id: g.group_id.clone(),
-                    source_partition: partition,
-                    segments: *segments,
-                    records,
-                    last_record_at: last.and_then(DateTime::from_timestamp_millis),
-                    committed: !snapshot.partitions.is_empty(),
-                },
-                snapshot,
-            }
-        })
+        .map(|(g, c)| super::base::newcomer(g, &records_of(partition_of(g)), c.clone()))
         .collect();
+    if discover {
+        let mut known = in_base.clone();
+        known.extend(named_new.iter().map(|(g, _)| g.as_str()));
+        for p in &readable {
+            let records = records_of(*p);
+            for g in super::base::discovered(&records, &base.selection, &known) {
+                if partition_of(&g) == *p {
+                    newcomers.push(super::base::newcomer(&g, &records, None));
+                }
+            }
+        }
+    }
+    let named_ids: BTreeSet<&str> = named_new.iter().map(|(g, _)| g.as_str()).collect();
+    let mut out: Vec<AtGroup> = Vec::new();
+    for (g, from_base) in groups
+        .iter()
+        .map(|g| (g, true))
+        .chain(newcomers.iter().map(|g| (g, false)))
+    {
+        let partition = partition_of(&g.group_id);
+        let (segments, before, later) = &read[&partition];
+        let (snapshot, records, last) = replay_group(g, before, later, at_ms, &req.filter);
+        let committed = !snapshot.partitions.is_empty();
+        // A group found in the log but without an offset at the instant did not exist then.
+        if !from_base && !committed && !named_ids.contains(g.group_id.as_str()) {
+            continue;
+        }
+        out.push(AtGroup {
+            source: Source {
+                group_id: g.group_id.clone(),
+                source_partition: partition,
+                segments: *segments,
+                records,
+                last_record_at: last.and_then(DateTime::from_timestamp_millis),
+                committed,
+                in_base: from_base,
+            },
+            snapshot,
+        });
+    }
     let sources: Vec<&ConnectorSnapshot> = connectors
         .iter()
         .filter(|c| c.connector_type == "source")
         .collect();
     let (connectors, connect_segments, sources_as_snapshot) =
         connectors_at(store, base, &sources, req).await?;
+    let caveats = if super::base::is_log_start(base) {
+        vec![format!(
+            "the base is the log from its start: a commit that __consumer_offsets' compaction removed before the follower first read it is not in the archive (the archive of the partitions read begins at offset 0 and is continuous)"
+        )]
+    } else {
+        Vec::new()
+    };
     Ok(AtInstant {
         at: req.at,
         base_id: base.id.clone(),
@@ -404,6 +546,8 @@ pub async fn reconstruct(
         left_out: share.into_iter().map(|g| g.group_id).collect(),
         connectors,
         sources_as_snapshot,
+        undiscovered,
+        caveats,
     })
 }
 
@@ -417,6 +561,19 @@ fn covered(
     base: &SnapshotMeta,
     req: &AtRequest,
 ) -> std::result::Result<(), String> {
+    if super::base::is_log_start(base) {
+        let first = all
+            .iter()
+            .map(|(_, m)| &m.meta)
+            .filter(|m| m.partition == partition)
+            .min_by_key(|m| m.start);
+        if let Some(m) = first.filter(|m| m.start > 0 || m.gap.is_some()) {
+            return Err(format!(
+                "no snapshot precedes the instant, and the commit-log archive of __consumer_offsets[{partition}] does not begin at the log's start (it begins at offset {}): what was committed before it is not archived",
+                m.start
+            ));
+        }
+    }
     if let Some(why) = coverage_problem(
         partition,
         metas,
@@ -634,40 +791,58 @@ pub struct ReadAt {
 }
 
 /// Chooses the base (the newest complete snapshot-kind snapshot created at or before the
-/// instant that holds the named groups and connectors), verifies it, and reconstructs the
-/// groups the filter selects at the instant. Reads only the store.
+/// instant that holds, or would have captured, the named groups and connectors; before the
+/// first, the log from its start), verifies it, and reconstructs the groups the filter selects
+/// at the instant, those created after the base included. Reads only the store.
 pub async fn read(store: &Store, req: &AtRequest) -> Result<ReadAt> {
     let eligible = Eligible {
         groups: req.filter.groups.clone(),
         connectors: req.filter.connectors.clone(),
         ..Default::default()
     };
-    let chosen = choose(store, &Choice::Before(req.at), &eligible)
+    let chosen = super::base::choose_base(store, req.at, &eligible)
         .await
         .map_err(no_base)?;
-    let opened = repo::open_verified(store, &chosen.manifest).await?;
-    let refs: Vec<&ConnectorSnapshot> = opened.connectors.iter().collect();
-    let wanted = req.filter.group_set(&refs);
-    let mut groups = Vec::new();
-    opened.for_each_group(&mut |mut g| {
-        if wanted.as_ref().is_none_or(|w| w.contains(&g.group_id)) {
-            g.partitions
-                .retain(|p| req.filter.wants_partition(&p.topic, p.partition));
-            groups.push(g);
-        }
-        Ok(())
-    })?;
-    let selected: Vec<ConnectorSnapshot> = opened
-        .connectors
+    let meta = &chosen.manifest.meta;
+    let (mut base_connectors, mut groups) = (Vec::new(), Vec::new());
+    if !super::base::is_log_start(meta) {
+        let opened = repo::open_verified(store, &chosen.manifest).await?;
+        base_connectors = opened.connectors.clone();
+        let refs: Vec<&ConnectorSnapshot> = opened.connectors.iter().collect();
+        let wanted = req.filter.group_set(&refs);
+        opened.for_each_group(&mut |mut g| {
+            if wanted.as_ref().is_none_or(|w| w.contains(&g.group_id)) {
+                g.partitions
+                    .retain(|p| req.filter.wants_partition(&p.topic, p.partition));
+                groups.push(g);
+            }
+            Ok(())
+        })?;
+    }
+    let later =
+        super::base::connectors_from_later(store, meta, &req.filter.connectors, &base_connectors)
+            .await?;
+    let mut caveats = Vec::new();
+    for (c, from) in later {
+        caveats.push(format!(
+            "connector {} is not in the base (created after it): its config and group are snapshot {from}'s",
+            c.name
+        ));
+        base_connectors.push(c);
+    }
+    let selected: Vec<ConnectorSnapshot> = base_connectors
         .iter()
         .filter(|c| req.filter.connectors.is_empty() || req.filter.connectors.contains(&c.name))
         .cloned()
         .collect();
-    let instant = reconstruct(store, &chosen.manifest.meta, groups, &selected, req).await?;
+    let beyond = beyond(&req.filter.groups, &req.filter.connectors, &base_connectors);
+    let mut instant = reconstruct(store, meta, groups, beyond, &selected, req)
+        .await
+        .map_err(|e| log_start_refusal(e, meta))?;
+    instant.caveats.extend(caveats);
     // The connectors as they were at the instant: a source connector's offsets are the
     // reconstruction's.
-    let connectors = opened
-        .connectors
+    let connectors = base_connectors
         .iter()
         .map(
             |c| match instant.connectors.iter().find(|a| a.name == c.name) {
@@ -684,6 +859,34 @@ pub async fn read(store: &Store, req: &AtRequest) -> Result<ReadAt> {
         chosen,
         instant,
     })
+}
+
+/// Which groups beyond the base's a selection asks for: the named groups and those of the
+/// named connectors (with their connector), or, when nothing is named, every group the log
+/// shows was created after the base. Pure.
+pub fn beyond(groups: &[String], connectors: &[String], known: &[ConnectorSnapshot]) -> Beyond {
+    if groups.is_empty() && connectors.is_empty() {
+        return Beyond::Discover;
+    }
+    let mut named: Vec<(String, Option<String>)> =
+        groups.iter().map(|g| (g.clone(), None)).collect();
+    for c in known.iter().filter(|c| connectors.contains(&c.name)) {
+        if let Some(g) = &c.group_id {
+            named.push((g.clone(), Some(c.name.clone())));
+        }
+    }
+    Beyond::Named(named)
+}
+
+/// A refusal on the base "the log from its start" says what else could serve the instant: a
+/// snapshot at or before it.
+pub fn log_start_refusal(e: Error, base: &SnapshotMeta) -> Error {
+    match e {
+        Error::NotApplicable(why) if super::base::is_log_start(base) => Error::NotApplicable(format!(
+            "{why}; --at needs a snapshot taken at or before the instant, or the archive from the log's start: pick an instant after the first snapshot (offset-vault list), or run offset-vault follow from the log's start before taking snapshots"
+        )),
+        other => other,
+    }
 }
 
 #[cfg(test)]

@@ -245,6 +245,7 @@ fn the_instant_says_where_its_groups_came_from_and_which_are_absent() {
         records,
         last_record_at: None,
         committed,
+        in_base: id != "n",
     };
     let instant = AtInstant {
         at: t(1_796_292_197_250),
@@ -259,27 +260,39 @@ fn the_instant_says_where_its_groups_came_from_and_which_are_absent() {
                 snapshot: group("b", vec![]),
                 source: source("b", 1, false),
             },
+            AtGroup {
+                snapshot: group("n", vec![p("t", 0, 2, 2)]),
+                source: source("n", 2, true),
+            },
         ],
         segments: 2,
         left_out: vec!["s".into()],
         connectors: vec![],
         sources_as_snapshot: vec!["src".into()],
+        undiscovered: vec!["__consumer_offsets[4] (no segment)".into()],
+        caveats: vec!["the base is the log from its start".into()],
     };
     assert_eq!(
         instant.describe(),
-        "at 2026-12-03T10:03:17.250Z: snapshot 20261203T100000.000Z-abc plus 4 archived record(s) after it from 2 segment(s)"
+        "at 2026-12-03T10:03:17.250Z: snapshot 20261203T100000.000Z-abc plus 6 archived record(s) after it from 2 segment(s) (1 not in the base, created after it, replayed from no offsets: n)"
     );
+    assert_eq!(instant.newcomers(), ["n"]);
     assert_eq!(instant.absent(), ["b"]);
     let present: Vec<&str> = instant.present().map(|g| g.group_id.as_str()).collect();
-    assert_eq!(present, ["a"]);
+    assert_eq!(present, ["a", "n"]);
     let notes = instant.notes();
-    assert_eq!(notes.len(), 3, "{notes:?}");
+    assert_eq!(notes.len(), 5, "{notes:?}");
     assert!(notes[0].contains("for b (not yet committed"), "{notes:?}");
     assert!(
         notes[1].contains("source connector(s) src are the base snapshot's"),
         "{notes:?}"
     );
-    assert!(notes[2].contains("share group(s) s"), "{notes:?}");
+    assert!(
+        notes[2].contains("__consumer_offsets[4] (no segment): they could not be looked for"),
+        "{notes:?}"
+    );
+    assert!(notes[3].contains("the log from its start"), "{notes:?}");
+    assert!(notes[4].contains("share group(s) s"), "{notes:?}");
 }
 
 #[test]

@@ -5,7 +5,15 @@
 use chrono::{DateTime, Utc};
 
 use super::archive::Head;
-use super::segment::{discontinuities, SegmentMeta};
+use super::segment::{discontinuities, Discontinuity, SegmentMeta};
+
+/// An instant of the archive (ms) as messages write it; `the start` when there is none.
+fn instant(ms: Option<i64>) -> String {
+    match ms.and_then(DateTime::from_timestamp_millis) {
+        Some(t) => super::at::millis(t),
+        None => "its start".to_string(),
+    }
+}
 
 /// Why the archive of one partition does not cover `(from, to]`, if it does not. Pure.
 ///
@@ -49,18 +57,41 @@ pub fn coverage_problem_of(
     };
     let owned: Vec<SegmentMeta> = mine.iter().map(|s| (*s).clone()).collect();
     if let Some(d) = discontinuities(&owned).first() {
+        let (what, from_offset, to_offset) = match d {
+            Discontinuity::Gap { from, to, .. } => ("are in no segment", *from, *to),
+            Discontinuity::Overlap { from, to, .. } => ("are in two segments", *from, *to),
+        };
+        let before = mine
+            .iter()
+            .filter(|s| s.next <= from_offset || s.start < from_offset)
+            .filter_map(|s| s.last_timestamp)
+            .max();
+        let after = mine
+            .iter()
+            .filter(|s| s.start >= to_offset)
+            .filter_map(|s| s.first_timestamp)
+            .min();
         return Some(format!(
-            "the commit-log archive of {topic}[{partition}] is not continuous ({d:?}): an instant in a gap is refused, never guessed"
+            "the commit-log archive of {topic}[{partition}] is not continuous: offsets {from_offset} to {to_offset} {what}, between {} and {}; an instant is never guessed across it (offset-vault verify --all names the segments)",
+            instant(before),
+            instant(after)
         ));
     }
     let mut before_gap: Option<i64> = None;
-    for s in &mine {
+    for (i, s) in mine.iter().enumerate() {
         if let Some(why) = &s.gap {
             let needed = before_gap.is_none_or(|t| to.timestamp_millis() > t);
             if from < s.sealed_at && needed {
+                let after = mine[i + 1..].iter().find_map(|s| s.first_timestamp);
                 return Some(format!(
-                    "the commit-log archive of {topic}[{partition}] has a recorded gap at offsets {} to {} ({why}, found {}); the instant needs what was lost: use an instant after {} (a snapshot was taken then) or an older one",
-                    s.start, s.next, s.sealed_at, s.sealed_at
+                    "the commit-log archive of {topic}[{partition}] has a gap: offsets {} to {} were not archived ({why}, found {}), so what was committed between {} and {} is unknown; an instant in it is refused, never guessed: use one at or before {}, or one after {} with a base snapshot taken after it",
+                    s.start,
+                    s.next,
+                    s.sealed_at,
+                    instant(before_gap),
+                    instant(after),
+                    instant(before_gap),
+                    instant(Some(s.sealed_at.timestamp_millis()))
                 ));
             }
         } else if s.last_timestamp.is_some() {
@@ -200,10 +231,10 @@ mod tests {
                 None,
                 200,
                 1150,
-                Some("recorded gap at offsets 20 to 30"),
+                Some("offsets 20 to 30 were not archived (the log no longer held them, found 1970-01-01 00:00:01 UTC), so what was committed between 1970-01-01T00:00:00.600Z and 1970-01-01T00:00:01.100Z is unknown"),
             ),
             (gapped.clone(), None, 1050, 1150, None),
-            (gapped.clone(), None, 200, 800, Some("recorded gap")),
+            (gapped.clone(), None, 200, 800, Some("has a gap")),
             // A partition that never held a record: covered by a head at 0 seen after `to`.
             (vec![], Some(head(0, 2000)), 200, 1500, None),
             (vec![], Some(head(0, 1000)), 200, 1500, Some("no segment")),

@@ -7,6 +7,7 @@ pub mod applied;
 pub mod applies;
 pub mod archive;
 pub mod at;
+pub mod base;
 pub mod coverage;
 pub mod follow;
 pub mod history;

@@ -36,30 +36,51 @@ pub async fn apply(
         },
         command: "restore",
     };
+    // The groups of the selected connectors are planned first, with their connectors (those
+    // created after the base too).
     let front: std::collections::BTreeSet<String> = verified
         .source
         .front
         .iter()
         .map(|g| g.group_id.clone())
+        .chain(
+            verified
+                .connectors
+                .iter()
+                .filter_map(|c| c.group_id.clone()),
+        )
         .collect();
     let source = std::mem::replace(
         &mut verified.source,
         super::ledger::GroupSource::memory(Vec::new(), &front),
     );
     let groups = source.load()?;
-    let instant = reconstruct(
-        store,
-        &verified.manifest.meta,
-        groups,
-        &verified.connectors,
-        &at_req,
-    )
-    .await
-    .map_err(|e| match e {
-        Error::NotApplicable(why) => Error::NotApplicable(format!("{why}; nothing was changed")),
-        other => other,
-    })?;
+    let meta = &verified.manifest.meta;
+    let beyond = crate::log::at::beyond(&req.groups, &req.connectors, &verified.connectors);
+    let instant = reconstruct(store, meta, groups, beyond, &verified.connectors, &at_req)
+        .await
+        .map_err(|e| crate::log::at::log_start_refusal(e, meta))
+        .map_err(|e| match e {
+            Error::NotApplicable(why) => {
+                Error::NotApplicable(format!("{why}; nothing was changed"))
+            }
+            other => other,
+        })?;
+    if instant.groups.is_empty() && verified.connectors.is_empty() {
+        return Err(Error::usage(format!(
+            "the selection matches nothing at {}: no selected group had a committed offset then (check --group, --connector, --topic and --partition against `offset-vault show --at`)",
+            crate::log::at::millis(at)
+        )));
+    }
     let mut line = instant.describe();
+    for note in verified.notes.iter().chain(&instant.caveats) {
+        line.push_str(&format!("; {note}"));
+    }
+    for u in &instant.undiscovered {
+        line.push_str(&format!(
+            "; groups created after the base in {u} could not be looked for and are left as they are"
+        ));
+    }
     let absent = instant.absent();
     if !absent.is_empty() {
         line.push_str(&format!(

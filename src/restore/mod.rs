@@ -39,6 +39,9 @@ use ledger::{GroupSource, Ledger, Pick, Planned, Planning, Rest};
 #[derive(Debug, Clone)]
 pub struct RestoreRequest {
     pub choice: Choice,
+    /// `--at TIME`: the targets are the offsets at this instant, replayed from the commit-log
+    /// archive onto the base `choice` picks (then `Choice::Before` of the same instant).
+    pub at: Option<chrono::DateTime<chrono::Utc>>,
     /// Which snapshots `Latest` and `Before` may pick (kinds, partial).
     pub eligible: Eligible,
     pub groups: Vec<String>,
@@ -90,6 +93,9 @@ pub struct Verified {
     /// The selected groups, read again from the verified snapshot batch by batch.
     pub source: GroupSource,
     pub connectors: Vec<ConnectorSnapshot>,
+    /// What the choice of the base left to say (`--at`: connectors taken from a later
+    /// snapshot, because the base predates them).
+    pub notes: Vec<String>,
 }
 
 /// A verified snapshot, the part of it to restore, and the plan against the live state.
@@ -173,7 +179,15 @@ fn survey(
         .iter()
         .filter_map(|c| c.group_id.as_deref())
         .collect();
-    let mut missing: BTreeSet<&str> = req.groups.iter().map(String::as_str).collect();
+    // With --at, a group the base lacks but would have captured was created after it: the
+    // commit log gives it.
+    let selection = &opened.manifest.meta.selection;
+    let mut missing: BTreeSet<&str> = req
+        .groups
+        .iter()
+        .map(String::as_str)
+        .filter(|g| req.at.is_none() || !selection.covers_group(g))
+        .collect();
     let mut front = Vec::new();
     let mut partitions = 0usize;
     opened.for_each_group(&mut |g| {
@@ -193,7 +207,7 @@ fn survey(
             hint: String::new(),
         });
     }
-    if partitions == 0 && connectors.is_empty() {
+    if partitions == 0 && connectors.is_empty() && req.at.is_none() {
         return Err(Error::usage(
             "the selection matches nothing in the snapshot: check --group, --connector, --topic and --partition against `offset-vault show`",
         ));
@@ -207,9 +221,52 @@ pub async fn open(store: &Store, req: &RestoreRequest) -> Result<Verified> {
     let mut eligible = req.eligible.clone();
     eligible.groups = req.groups.clone();
     eligible.connectors = req.connectors.clone();
-    let chosen = choose(store, &req.choice, &eligible).await?;
+    let chosen = match (req.at, &req.choice) {
+        (Some(at), Choice::Before(_)) => {
+            crate::log::base::choose_base(store, at, &eligible).await?
+        }
+        // A reviewed `--at` plan names its base; "the log from its start" is no snapshot.
+        (Some(_), Choice::Id(id)) if id == crate::log::base::LOG_START => {
+            let manifest = crate::log::base::log_start_manifest(store)
+                .await?
+                .ok_or_else(|| Error::NotFound {
+                    what: "commit-log archive",
+                    name: store.url().to_string(),
+                    hint: ": the reviewed plan's base is the log from its start".into(),
+                })?;
+            Chosen {
+                manifest,
+                because: "given by the reviewed plan (the log from its start)".into(),
+                passed_over: Vec::new(),
+            }
+        }
+        _ => choose(store, &req.choice, &eligible).await?,
+    };
+    let meta = &chosen.manifest.meta;
+    if crate::log::base::is_log_start(meta) {
+        // Before the first snapshot: no group and no connector in the base.
+        let later = crate::log::base::connectors_from_later(store, meta, &req.connectors, &[]);
+        let (connectors, notes) = later_connectors(later.await?);
+        let manifest = chosen.manifest.clone();
+        return Ok(Verified {
+            chosen,
+            manifest,
+            source: GroupSource::memory(Vec::new(), &BTreeSet::new()),
+            connectors,
+            notes,
+        });
+    }
     let opened = repo::open_verified(store, &chosen.manifest).await?;
-    let (mut connectors, pick) = select(&opened.connectors, req)?;
+    let mut known = opened.connectors.clone();
+    let mut notes = Vec::new();
+    if req.at.is_some() {
+        let later =
+            crate::log::base::connectors_from_later(store, meta, &req.connectors, &known).await?;
+        let (more, said) = later_connectors(later);
+        known.extend(more);
+        notes = said;
+    }
+    let (mut connectors, pick) = select(&known, req)?;
     let front = survey(&opened, req, &connectors, &pick)?;
     secrets::unseal(
         store,
@@ -231,7 +288,24 @@ pub async fn open(store: &Store, req: &RestoreRequest) -> Result<Verified> {
             },
         },
         connectors,
+        notes,
     })
+}
+
+/// The connectors taken from later snapshots for `--at`, and a note on each.
+fn later_connectors(
+    later: Vec<(ConnectorSnapshot, String)>,
+) -> (Vec<ConnectorSnapshot>, Vec<String>) {
+    later
+        .into_iter()
+        .map(|(c, from)| {
+            let note = format!(
+                "connector {} is not in the base (created after it): its config and group are snapshot {from}'s",
+                c.name
+            );
+            (c, note)
+        })
+        .unzip()
 }
 
 /// Guards the cluster and plans against the live state, batch by batch. Changes nothing. With a
@@ -248,6 +322,7 @@ pub async fn prepare(
         manifest,
         source,
         connectors,
+        notes: _,
     } = verified;
     if manifest.meta.cluster_id != kafka.cluster_id() && !req.allow_other_cluster {
         return Err(Error::OtherCluster {

@@ -19,7 +19,7 @@ use crate::snapshot::manifest::sha256_hex;
 /// The kind marker of a plan file.
 pub const PLAN_KIND: &str = "offset-vault-restore-plan";
 /// Version of the plan file format (`MAJOR.MINOR`); readers accept minor versions of major 1.
-pub const PLAN_FORMAT_VERSION: &str = "1.1";
+pub const PLAN_FORMAT_VERSION: &str = "1.2";
 
 /// The request options a plan was made with; applying it uses the same ones.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,6 +46,10 @@ pub struct PlanRequest {
         skip_serializing_if = "crate::mirror::MirrorOptions::is_empty"
     )]
     pub mirror: crate::mirror::MirrorOptions,
+    /// `restore --at TIME` (format 1.2): the targets are the offsets at this instant, replayed
+    /// onto the base `snapshot_id` names, and `--from-plan` replays them again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<DateTime<Utc>>,
 }
 
 /// The body of a plan file: everything the checksum covers.

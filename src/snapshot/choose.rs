@@ -42,6 +42,10 @@ pub struct Eligible {
     pub include_pre_reset: bool,
     /// Also consider partial snapshots (`--allow-partial`).
     pub include_partial: bool,
+    /// Also accept a snapshot that does not hold a wanted group or connector but whose
+    /// selection would have captured it (`--all-groups`, a matching pattern): it did not exist
+    /// then. The base of `--at`, where the commit log supplies what came after.
+    pub covering: bool,
 }
 
 impl Eligible {
@@ -55,14 +59,18 @@ impl Eligible {
         };
         kind_ok
             && (self.include_partial || !m.meta.is_partial())
-            && self.groups.iter().all(|g| m.summary.group_ids.contains(g))
-            && self
-                .connectors
-                .iter()
-                .all(|c| m.summary.connector_names.contains(c))
+            && self.groups.iter().all(|g| {
+                m.summary.group_ids.contains(g)
+                    || (self.covering && m.meta.selection.covers_group(g))
+            })
+            && self.connectors.iter().all(|c| {
+                m.summary.connector_names.contains(c)
+                    || (self.covering && m.meta.selection.covers_connector(c))
+            })
     }
 
-    fn describe(&self) -> String {
+    /// The rule in words: "newest complete snapshot-kind snapshot holding g".
+    pub fn describe(&self) -> String {
         let mut kinds = vec!["snapshot"];
         for (on, kind) in [
             (self.include_undo, "undo"),
@@ -91,7 +99,12 @@ impl Eligible {
         let holding = if names.is_empty() {
             String::new()
         } else {
-            format!(" holding {}", names.join(", "))
+            let verb = if self.covering {
+                "holding (or selecting)"
+            } else {
+                "holding"
+            };
+            format!(" {verb} {}", names.join(", "))
         };
         format!("newest complete {kinds}-kind snapshot{partial}{holding}")
     }
@@ -263,6 +276,15 @@ mod tests {
             include_partial: true,
             ..plain.clone()
         };
+        let covering = Eligible {
+            covering: true,
+            ..plain.clone()
+        };
+        let all_groups = |groups: &[&str]| {
+            let mut m = manifest(Snapshot, false, groups);
+            m.meta.selection.all_groups = true;
+            m
+        };
         let pre_reset_too = Eligible {
             include_pre_reset: true,
             ..plain.clone()
@@ -281,6 +303,9 @@ mod tests {
             (manifest(Snapshot, true, &["g"]), &partial_too, true),
             (manifest(Snapshot, false, &["other"]), &plain, false),
             (manifest(Snapshot, false, &["g", "other"]), &plain, true),
+            (all_groups(&["other"]), &plain, false),
+            (all_groups(&["other"]), &covering, true),
+            (manifest(Snapshot, false, &["other"]), &covering, false),
         ];
         for (i, (m, e, want)) in cases.iter().enumerate() {
             assert_eq!(

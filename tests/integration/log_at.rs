@@ -334,7 +334,7 @@ async fn an_instant_the_archive_or_the_snapshots_do_not_cover_is_refused_with_wh
         .await
         .expect_code(7);
     assert!(
-        refused.stderr.contains("recorded gap"),
+        refused.stderr.contains("has a gap: offsets"),
         "{}",
         refused.stderr
     );

@@ -460,7 +460,7 @@ async fn a_position_the_log_no_longer_holds_is_a_recorded_gap_that_restore_at_re
         .expect_code(7);
     assert!(
         refused.stderr.contains(&format!(
-            "recorded gap at offsets {archived_to} to {log_start}"
+            "offsets {archived_to} to {log_start} were not archived"
         )),
         "{}",
         refused.stderr

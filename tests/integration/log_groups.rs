@@ -415,8 +415,9 @@ async fn deleted_group_comes_back(extra: &[(&str, &str)]) {
     );
     assert_eq!(kcg_group_state(&group).await, None, "{}", run.stderr);
 
-    // Before its first commit no snapshot holds it: refused (not found), and not created.
-    let refused = ov(
+    // Before its first commit: the follower's base (every group) did not hold it, so it had no
+    // offsets then; reported, and not created.
+    let run = ov(
         &store,
         &[
             "restore",
@@ -425,14 +426,19 @@ async fn deleted_group_comes_back(extra: &[(&str, &str)]) {
             "--group",
             &group,
             "--execute",
+            "--settle",
+            "0s",
         ],
     )
     .await
-    .expect_code(4);
+    .ok();
     assert!(
-        refused.stderr.contains(&group) && refused.stderr.contains("--at needs a snapshot"),
-        "{}",
-        refused.stderr
+        run.stderr
+            .contains(&format!("no committed offset at that instant for {group}"))
+            && run.stdout.contains("nothing was done"),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
     );
     assert_eq!(kcg_group_state(&group).await, None);
 
@@ -493,4 +499,199 @@ async fn a_deleted_offset_is_back_before_its_deletion_and_absent_after_it() {
     assert_eq!(targets, [(0, 3), (1, 4)].into(), "{doc:#}");
     restore_at(&store, &before_deletion, &group).await;
     assert_eq!(committed(&group, &topic).await, [(0, 3), (1, 4)].into());
+}
+
+/// The groups and their offsets on `topic` in `show --at AT --output json` (every group when
+/// `group` is `None`), and the document.
+async fn shown_at(
+    store: &str,
+    at: &str,
+    group: Option<&str>,
+    topic: &str,
+) -> (BTreeMap<String, BTreeMap<i64, i64>>, Value) {
+    let mut args = vec!["show", "--at", at, "--output", "json"];
+    if let Some(g) = group {
+        args.extend(["--group", g]);
+    }
+    let doc = ov(store, &args).await.ok().json();
+    let groups = doc["groups"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no groups: {doc:#}"))
+        .iter()
+        .filter_map(|g| {
+            let offsets: BTreeMap<i64, i64> = g["partitions"]
+                .as_array()?
+                .iter()
+                .filter(|p| p["topic"] == topic)
+                .map(|p| {
+                    (
+                        p["partition"].as_i64().unwrap(),
+                        p["offset"].as_i64().unwrap(),
+                    )
+                })
+                .collect();
+            (!offsets.is_empty()).then(|| (g["group_id"].as_str().unwrap().to_string(), offsets))
+        })
+        .collect();
+    (groups, doc)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_group_born_after_an_all_groups_base_comes_back_at_its_first_commit() {
+    if !env::require_kafka() {
+        return;
+    }
+    let topic = unique_name("log-born");
+    kafka::create_topic(&topic, 2).await;
+    kafka::produce(&topic, 0, 20).await;
+    kafka::produce(&topic, 1, 20).await;
+    let group = unique_name("log-born-g");
+    let (dir, store) = local_store();
+    let follower = unique_name("log-born-follower");
+    follow(&store, &follower).await;
+    // The base: every group, taken before the group exists.
+    let base = snapshot(&store, &["--all-groups"]).await;
+    kafka::consume_and_commit(&group, &topic, Take::per_partition(&[(0, 3), (1, 4)])).await;
+    let between = instant().await;
+    kafka::consume_and_commit(&group, &topic, Take::per_partition(&[(0, 5), (1, 2)])).await;
+    assert_eq!(committed(&group, &topic).await, [(0, 8), (1, 6)].into());
+    let deleted = kcg(&["--delete", "--group", &group]).await;
+    assert!(deleted.success, "{}{}", deleted.stdout, deleted.stderr);
+    follow(&store, &follower).await;
+
+    // history, show --at (named, and found in the log with nothing named) and the restore's
+    // plan agree: the first commit on every partition.
+    let (changes, h) = history(&store, &group, &topic).await;
+    let mut commits: Vec<_> = changes.into_iter().filter(|c| c.0 == "commit").collect();
+    commits.sort();
+    assert_eq!(
+        commits,
+        [commit(0, 3), commit(0, 8), commit(1, 4), commit(1, 6)],
+        "{h:#}"
+    );
+    let first: BTreeMap<i64, i64> = [(0, 3), (1, 4)].into();
+    let (named, doc) = shown_at(&store, &between, Some(&group), &topic).await;
+    assert_eq!(named.get(&group), Some(&first), "{doc:#}");
+    assert_eq!(doc["base"]["snapshot"], base.as_str(), "{doc:#}");
+    assert_eq!(doc["sources"][0]["in_base"], false, "{doc:#}");
+    let (everything, doc) = shown_at(&store, &between, None, &topic).await;
+    assert_eq!(everything.get(&group), Some(&first), "{doc:#}");
+    let (targets, doc) = planned(&store, &between, &group).await;
+    assert_eq!(targets, first, "{doc:#}");
+    assert!(
+        doc["chosen_because"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(&format!("replayed from no offsets: {group}")),
+        "{doc:#}"
+    );
+
+    // Reviewed: the plan file of --at, applied by --from-plan at the same instant.
+    let plan = dir.path().join("plan.json");
+    let plan = plan.to_str().unwrap();
+    ov(
+        &store,
+        &[
+            "restore",
+            "--at",
+            &between,
+            "--group",
+            &group,
+            "--plan-file",
+            plan,
+        ],
+    )
+    .await
+    .ok();
+    ov(
+        &store,
+        &[
+            "restore",
+            "--from-plan",
+            plan,
+            "--execute",
+            "--settle",
+            "0s",
+        ],
+    )
+    .await
+    .ok();
+    // The real tool sees the first commit again.
+    assert_eq!(committed(&group, &topic).await, [(0, 3), (1, 4)].into());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_transactional_group_born_after_the_base_is_replayed_from_its_committed_transactions() {
+    if !env::require_kafka() {
+        return;
+    }
+    let topic = unique_name("log-born-txn");
+    let out = unique_name("log-born-txn-out");
+    kafka::create_topic(&topic, 2).await;
+    kafka::create_topic(&out, 1).await;
+    kafka::produce(&topic, 0, 20).await;
+    kafka::produce(&topic, 1, 20).await;
+    let group = unique_name("log-born-txn-g");
+    let (_dir, store) = local_store();
+    let follower = unique_name("log-born-txn-follower");
+    follow(&store, &follower).await;
+    snapshot(
+        &store,
+        &["--group-pattern", "log-born-txn-g.*", "--allow-empty"],
+    )
+    .await;
+
+    let txns = Transactions::new(&group, &out).await;
+    let txns = txns.run(&topic, &[(0, 4), (1, 5)], true).await;
+    let after_first = instant().await;
+    let txns = txns.run(&topic, &[(0, 11), (1, 13)], false).await;
+    let after_abort = instant().await;
+    let txns = txns.run(&topic, &[(0, 7), (1, 9)], true).await;
+    drop(txns);
+    let after_second = instant().await;
+    assert_eq!(committed(&group, &topic).await, [(0, 7), (1, 9)].into());
+    follow(&store, &follower).await;
+
+    for (at, want) in [
+        (&after_first, [(0, 4), (1, 5)]),
+        (&after_abort, [(0, 4), (1, 5)]),
+        (&after_second, [(0, 7), (1, 9)]),
+    ] {
+        let (targets, doc) = planned(&store, at, &group).await;
+        assert_eq!(targets, want.into(), "at {at}: {doc:#}");
+    }
+    restore_at(&store, &after_first, &group).await;
+    assert_eq!(committed(&group, &topic).await, [(0, 4), (1, 5)].into());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_instant_before_the_first_snapshot_is_served_from_the_log_start() {
+    if !env::require_kafka() {
+        return;
+    }
+    let topic = unique_name("log-start");
+    kafka::create_topic(&topic, 1).await;
+    kafka::produce(&topic, 0, 20).await;
+    let group = unique_name("log-start-g");
+    kafka::consume_and_commit(&group, &topic, Take::per_partition(&[(0, 3)])).await;
+    let between = instant().await;
+    kafka::consume_and_commit(&group, &topic, Take::per_partition(&[(0, 6)])).await; // 9
+                                                                                     // Only now does a follower start, on an empty store: it archives the log from offset 0 and
+                                                                                     // takes its base snapshot after both commits.
+    let (_dir, store) = local_store();
+    follow(&store, &unique_name("log-start-follower")).await;
+
+    let (targets, doc) = planned(&store, &between, &group).await;
+    assert_eq!(targets, [(0, 3)].into(), "{doc:#}");
+    let because = doc["chosen_because"].as_str().unwrap_or_default();
+    assert!(
+        because.contains("the base is the log from its start")
+            && because.contains("compaction removed before the follower first read it"),
+        "{doc:#}"
+    );
+    let (shown, doc) = shown_at(&store, &between, Some(&group), &topic).await;
+    assert_eq!(shown.get(&group), Some(&[(0, 3)].into()), "{doc:#}");
+    assert_eq!(doc["base"]["snapshot"], "log-start", "{doc:#}");
+    restore_at(&store, &between, &group).await;
+    assert_eq!(committed(&group, &topic).await, [(0, 3)].into());
 }
