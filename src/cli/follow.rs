@@ -11,7 +11,7 @@ use super::output::print_json;
 use super::{parse_duration, parse_size, Cli, OutputFormat};
 use crate::error::{Error, Result};
 use crate::kafka::KafkaClient;
-use crate::log::follow::{follow, FollowOptions, Followed};
+use crate::log::follow::{follow, FollowOptions, Followed, NO_COMMIT_YET};
 use crate::serve::metrics::{self, one_shot_textfile, Outcome};
 
 pub(super) const EXAMPLES: &str = "\
@@ -37,6 +37,10 @@ its index entry log/index/partition=NN/<start>.json, then the group's position i
 follower killed at any point resumes with no gap and no duplicate. Where the log no longer holds
 the archive's end, the skipped offsets are recorded as a gap, a restore into which is refused.
 It needs DESCRIBE and READ on the topic __consumer_offsets and READ on its group.
+
+On a new cluster where no group has committed yet, __consumer_offsets does not exist (the broker
+creates it at the first commit): the follower waits for it and then archives as usual; with
+--once it says so, archives nothing and exits 0.
 
 With --connect-offsets-topic, a second consumer (group <GROUP>.connect) archives Connect's offsets
 topic the same way under connect-log/, so `restore --at` also puts source connectors back to
@@ -198,9 +202,14 @@ async fn run(cli: &Cli, args: &FollowArgs, followed: &mut Option<Followed>) -> R
     }
     let done = follow(&kafka, &store, &connect, &opts, stop).await?;
     let done = followed.insert(done);
+    if done.topic_absent {
+        // Nothing to archive is no failure: the run ends as any run that found nothing new.
+        crate::noteln!("{NO_COMMIT_YET}; nothing to archive");
+    }
     match cli.global.output {
         OutputFormat::Json => print_json(&json!({
             "store": store.url(),
+            "topic_exists": !done.topic_absent,
             "segments": done.segments,
             "records": done.records,
             "ignored": done.ignored,

@@ -205,7 +205,92 @@ const TAIL_PREFETCH: &[(&str, &str)] = &[
     ("fetch.max.bytes", "2097152"),
 ];
 
+/// Whether a topic is there, as the metadata says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Presence {
+    /// The broker does not know the topic (UNKNOWN_TOPIC_OR_PARTITION, or no partitions).
+    Absent,
+    /// The topic exists with this many partitions, not all of them with a leader yet (it was
+    /// just created, or a broker is away).
+    Starting(i32),
+    /// The topic exists with this many partitions, each with a leader.
+    Ready(i32),
+}
+
+/// One topic in a metadata answer: its error, and each partition's leader and error (`None`:
+/// the topic is not in the answer).
+type TopicAnswer<'a> = Option<(
+    Option<RDKafkaErrorCode>,
+    &'a [(i32, Option<RDKafkaErrorCode>)],
+)>;
+
+/// What one topic's metadata says, from its [`TopicAnswer`]. An error that is not about existence, an authorization
+/// failure above all, is handed back. Pure.
+///
+/// A principal without DESCRIBE on a topic is told TOPIC_AUTHORIZATION_FAILED whether the topic
+/// exists or not (the broker does not say which), and UNKNOWN_TOPIC_OR_PARTITION only when it
+/// may describe the topic: the two never stand for each other.
+fn presence(topic: TopicAnswer<'_>) -> std::result::Result<Presence, RDKafkaErrorCode> {
+    let Some((error, partitions)) = topic else {
+        return Ok(Presence::Absent);
+    };
+    let count = partitions.len() as i32;
+    match error {
+        Some(RDKafkaErrorCode::UnknownTopicOrPartition) => Ok(Presence::Absent),
+        Some(RDKafkaErrorCode::LeaderNotAvailable) if count > 0 => Ok(Presence::Starting(count)),
+        Some(RDKafkaErrorCode::LeaderNotAvailable) => Ok(Presence::Absent),
+        Some(code) => Err(code),
+        None if count == 0 => Ok(Presence::Absent),
+        None if partitions
+            .iter()
+            .all(|(leader, error)| *leader >= 0 && error.is_none()) =>
+        {
+            Ok(Presence::Ready(count))
+        }
+        None => Ok(Presence::Starting(count)),
+    }
+}
+
 impl KafkaClient {
+    /// Whether `topic` exists: `None` when the broker does not know it, else its partition
+    /// count and whether every partition has a leader. Read from the metadata of the client's
+    /// own consumer, which has no group and never asks the broker to create a topic: a group
+    /// coordinator lookup (any consumer with a `group.id` makes one, [`Self::tail`]'s too) has
+    /// the broker create `__consumer_offsets`. A topic the principal may not describe is an
+    /// error naming the ACLs the follower in `group` needs. Blocking.
+    pub fn topic_partitions(&self, topic: &str, group: &str) -> Result<Option<(i32, bool)>> {
+        let metadata = self
+            .inner
+            .fetch_metadata(Some(topic), self.settings.timeout)
+            .map_err(|e| read_error(topic, group, e))?;
+        let found = metadata.topics().iter().find(|t| t.name() == topic);
+        let partitions: Vec<(i32, Option<RDKafkaErrorCode>)> = found
+            .map(|t| {
+                t.partitions()
+                    .iter()
+                    .map(|p| (p.leader(), p.error().map(RDKafkaErrorCode::from)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let answer = found.map(|t| (t.error().map(RDKafkaErrorCode::from), partitions.as_slice()));
+        let presence = presence(answer).map_err(|code| {
+            if crate::error::is_access_code(code) {
+                access_denied(topic, group, format!("metadata of {topic}: {code}"))
+            } else {
+                Error::Kafka {
+                    op: "Metadata",
+                    detail: format!("the metadata of {topic} answered {code}"),
+                    code: Some(code),
+                }
+            }
+        })?;
+        Ok(match presence {
+            Presence::Absent => None,
+            Presence::Starting(n) => Some((n, false)),
+            Presence::Ready(n) => Some((n, true)),
+        })
+    }
+
     /// A consumer of `topic` in `group`. With `subscribe`, partitions are split among the
     /// group's members by Kafka; otherwise the caller assigns them ([`Tail::assign`]).
     pub fn tail(
@@ -254,34 +339,6 @@ impl KafkaClient {
 }
 
 impl Tail {
-    /// The topic's partition count; not found is an error naming the ACL it needs.
-    pub fn partition_count(&self) -> Result<i32> {
-        let metadata = self
-            .consumer
-            .fetch_metadata(Some(&self.topic), self.timeout)
-            .map_err(|e| read_error(&self.topic, &self.group, e))?;
-        let topic = metadata.topics().iter().find(|t| t.name() == self.topic);
-        // A topic the principal may not describe comes back with an error and no partitions.
-        if let Some(code) = topic.and_then(|t| t.error()).map(RDKafkaErrorCode::from) {
-            if crate::error::is_access_code(code) {
-                return Err(access_denied(
-                    &self.topic,
-                    &self.group,
-                    format!("metadata: {code}"),
-                ));
-            }
-        }
-        let count = topic.map_or(0, |t| t.partitions().len()) as i32;
-        if count == 0 {
-            return Err(Error::NotFound {
-                what: "topic",
-                name: self.topic.clone(),
-                hint: "; the principal needs DESCRIBE on it".into(),
-            });
-        }
-        Ok(count)
-    }
-
     /// Reads these partitions from these offsets (without the group's protocol).
     pub fn assign(&self, starts: &[(i32, i64)]) -> Result<()> {
         let mut tpl = TopicPartitionList::new();
@@ -422,5 +479,44 @@ impl Tail {
     /// Leaves the group (a clean handover of its partitions to the other followers).
     pub fn close(self) {
         self.consumer.unsubscribe();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_topic_is_absent_and_a_refused_one_is_an_error() {
+        use RDKafkaErrorCode as C;
+        let led = [(1, None), (1, None)];
+        let leaderless = [(1, None), (-1, Some(C::LeaderNotAvailable))];
+        // (the topic's error and partitions, or not in the answer; what it says)
+        let cases: [(TopicAnswer, _); 9] = [
+            (None, Ok(Presence::Absent)),
+            (
+                Some((Some(C::UnknownTopicOrPartition), &[])),
+                Ok(Presence::Absent),
+            ),
+            (Some((None, &[])), Ok(Presence::Absent)),
+            (
+                Some((Some(C::LeaderNotAvailable), &[])),
+                Ok(Presence::Absent),
+            ),
+            (
+                Some((Some(C::LeaderNotAvailable), &leaderless)),
+                Ok(Presence::Starting(2)),
+            ),
+            (Some((None, &leaderless)), Ok(Presence::Starting(2))),
+            (Some((None, &led)), Ok(Presence::Ready(2))),
+            (
+                Some((Some(C::TopicAuthorizationFailed), &[])),
+                Err(C::TopicAuthorizationFailed),
+            ),
+            (Some((Some(C::InvalidTopic), &[])), Err(C::InvalidTopic)),
+        ];
+        for (answer, want) in cases {
+            assert_eq!(presence(answer), want, "{answer:?}");
+        }
     }
 }

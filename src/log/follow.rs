@@ -37,6 +37,13 @@ pub use super::archive::SegmentManifest;
 /// The topic the follower archives.
 pub const OFFSETS_TOPIC: &str = "__consumer_offsets";
 
+/// Why there is nothing to archive on a cluster where `__consumer_offsets` does not exist.
+pub const NO_COMMIT_YET: &str = "no group has committed on this cluster yet: __consumer_offsets does not exist (the broker creates it at the first group coordinator lookup or offset commit)";
+
+/// The longest pause between two looks at the metadata while a continuous follower waits for
+/// `__consumer_offsets` to exist.
+const TOPIC_WAIT_MAX: Duration = Duration::from_secs(10);
+
 /// How the follower runs.
 #[derive(Debug, Clone)]
 pub struct FollowOptions {
@@ -93,6 +100,10 @@ pub struct Followed {
     /// What was archived of Connect's offsets topic, when it is followed too.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub connect: Option<Box<Followed>>,
+    /// The topic did not exist ([`NO_COMMIT_YET`]): a run with --once, or one stopped while it
+    /// waited for the topic, archived nothing, and that is no failure.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub topic_absent: bool,
 }
 
 /// One source record, decoded.
@@ -923,6 +934,101 @@ pub async fn follow(
     Ok(out)
 }
 
+/// What a follower does about the topic it follows, from what the metadata says of it (`None`:
+/// it does not exist; else its partition count and whether every partition has a leader) and
+/// whether the follower already waited for it. Pure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TopicWait {
+    /// Follow it, with this many partitions.
+    Follow(i32),
+    /// Look again after a pause.
+    Wait,
+    /// Nothing to archive: `__consumer_offsets` is not there and the run is --once.
+    NothingYet,
+    /// Connect's offsets topic is not there: a wrong name, not a cluster without commits.
+    NotFound,
+}
+
+fn topic_wait(lane: Lane, once: bool, seen: Option<(i32, bool)>, waited: bool) -> TopicWait {
+    match (seen, lane) {
+        (Some((n, true)), _) => TopicWait::Follow(n),
+        // A topic there from the start goes on as it is: the reads wait for a leader away.
+        (Some((n, false)), _) if !waited || once => TopicWait::Follow(n),
+        // Just created: its leaders are a moment away.
+        (Some((_, false)), _) => TopicWait::Wait,
+        (None, Lane::Connect) => TopicWait::NotFound,
+        (None, Lane::Offsets) if once => TopicWait::NothingYet,
+        (None, Lane::Offsets) => TopicWait::Wait,
+    }
+}
+
+/// The next pause between two looks at the metadata: doubled, up to [`TOPIC_WAIT_MAX`]. Pure.
+fn next_pause(pause: Duration) -> Duration {
+    (pause * 2).min(TOPIC_WAIT_MAX)
+}
+
+/// The partition count of the topic to follow, once it is there, or `None` when there is
+/// nothing to archive. `__consumer_offsets` does not exist on a cluster where no group has
+/// committed yet ([`NO_COMMIT_YET`]): a run with --once ends there, and a continuous follower
+/// waits for it, saying so once and looking at the metadata with a growing pause (a `None` when
+/// it is stopped while it waits). Nothing here makes the broker create the topic: the metadata
+/// is read without a group. Blocking.
+fn wait_for_topic(
+    kafka: &KafkaClient,
+    topic: &str,
+    group: &str,
+    once: bool,
+    stop: &AtomicBool,
+) -> Result<Option<i32>> {
+    let lane = Lane::of_topic(topic);
+    let mut pause = Duration::from_millis(500);
+    let mut waited = false;
+    loop {
+        let decision = match kafka.topic_partitions(topic, group) {
+            Ok(seen) => topic_wait(lane, once, seen, waited),
+            // While it waits, a broker away is waited for too; a refusal never is.
+            Err(e) if waited && !matches!(e, Error::AccessDenied { .. }) => {
+                tracing::warn!("looking for {topic}: {e} (looking again)");
+                TopicWait::Wait
+            }
+            Err(e) => return Err(e),
+        };
+        match decision {
+            TopicWait::Follow(n) => {
+                if waited {
+                    crate::noteln!("{topic} exists now, with {n} partition(s): following it");
+                }
+                return Ok(Some(n));
+            }
+            TopicWait::NothingYet => return Ok(None),
+            TopicWait::NotFound => {
+                return Err(Error::NotFound {
+                    what: "topic",
+                    name: topic.to_string(),
+                    hint: "; --connect-offsets-topic must name the Connect workers' offset.storage.topic, which they create when they start".into(),
+                })
+            }
+            // Only an absent topic is waited for from the first look (see `topic_wait`).
+            TopicWait::Wait if !waited => {
+                crate::noteln!(
+                    "{NO_COMMIT_YET}; waiting for it (looking every {} at most)",
+                    humantime::format_duration(TOPIC_WAIT_MAX)
+                );
+                waited = true;
+            }
+            TopicWait::Wait => {}
+        }
+        let until = Instant::now() + pause;
+        while Instant::now() < until {
+            if stop.load(Ordering::SeqCst) {
+                return Ok(None);
+            }
+            std::thread::sleep(Duration::from_millis(100).min(until - Instant::now()));
+        }
+        pause = next_pause(pause);
+    }
+}
+
 /// [`follow`] of one topic, as the consumer group `group`.
 async fn follow_topic(
     kafka: &KafkaClient,
@@ -961,8 +1067,14 @@ async fn follow_topic(
             ) as crate::kafka::Starter
         };
         let result = (|| {
+            // Before the tail exists: its group's coordinator lookup would create the topic.
+            let Some(partitions) = wait_for_topic(&kafka, &topic, &group, opts.once, &stop)? else {
+                return Ok(Followed {
+                    topic_absent: true,
+                    ..Default::default()
+                });
+            };
             let tail = kafka.tail(&topic, &group, !opts.once, starter)?;
-            let partitions = tail.partition_count()?;
             let mut follower = Follower {
                 topic: &topic,
                 lane: Lane::of_topic(&topic),
@@ -1076,6 +1188,43 @@ mod tests {
                 "{end:?} {committed:?} {log_start}"
             );
         }
+    }
+
+    #[test]
+    fn a_commit_log_not_there_yet_is_waited_for_unless_once_and_connects_is_not_found() {
+        use Lane::{Connect, Offsets};
+        use TopicWait::*;
+        // (lane, once, what the metadata says, waited already, decision)
+        let cases = [
+            (Offsets, false, Some((50, true)), false, Follow(50)),
+            (Offsets, true, Some((50, true)), false, Follow(50)),
+            (Offsets, false, None, false, Wait),
+            (Offsets, false, None, true, Wait),
+            (Offsets, true, None, false, NothingYet),
+            // Appeared while waiting: followed once every partition has its leader, with the
+            // partition count it has then.
+            (Offsets, false, Some((3, false)), true, Wait),
+            (Offsets, false, Some((3, true)), true, Follow(3)),
+            // There from the start, a leader away: followed as before.
+            (Offsets, false, Some((3, false)), false, Follow(3)),
+            (Offsets, true, Some((3, false)), false, Follow(3)),
+            (Connect, false, None, false, NotFound),
+            (Connect, true, None, false, NotFound),
+            (Connect, false, Some((25, true)), false, Follow(25)),
+        ];
+        for (lane, once, seen, waited, want) in cases {
+            assert_eq!(
+                topic_wait(lane, once, seen, waited),
+                want,
+                "{lane:?} once={once} {seen:?} waited={waited}"
+            );
+        }
+        let pauses: Vec<u64> =
+            std::iter::successors(Some(Duration::from_millis(500)), |p| Some(next_pause(*p)))
+                .take(7)
+                .map(|p| p.as_millis() as u64)
+                .collect();
+        assert_eq!(pauses, [500, 1000, 2000, 4000, 8000, 10_000, 10_000]);
     }
 
     #[test]
