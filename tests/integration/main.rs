@@ -16,6 +16,7 @@ mod log_connect;
 mod log_follow;
 mod log_groups;
 mod log_history;
+mod log_new_cluster;
 mod log_other_cluster;
 mod log_retention;
 mod mirror;

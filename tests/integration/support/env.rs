@@ -119,6 +119,12 @@ pub fn other_sasl_settings(user: &str, password: &str) -> Vec<String> {
     ]
 }
 
+/// Bootstrap of the brand-new cluster ("kafka3" in `scripts/test-env`, formatted anew on every
+/// start) (`OV_KAFKA3_BOOTSTRAP`). Only one test uses it: see `support/fresh.rs`.
+pub fn fresh_bootstrap() -> String {
+    env_or("OV_KAFKA3_BOOTSTRAP", "127.0.0.1:19292")
+}
+
 /// Base URL of the Kafka Connect REST API, without a trailing slash (`OV_CONNECT_URL`).
 pub fn connect_url() -> String {
     env_or("OV_CONNECT_URL", "http://127.0.0.1:18083")
@@ -287,6 +293,16 @@ pub fn require_other_kafka() -> bool {
             &other_sasl_bootstrap(),
             9092,
         )
+}
+
+/// Checks that the brand-new cluster answers (whether it is still brand-new is
+/// `fresh::brand_new`'s business).
+pub fn require_fresh_kafka() -> bool {
+    require_tcp(
+        "The brand-new Kafka cluster (kafka3)",
+        &fresh_bootstrap(),
+        9092,
+    )
 }
 
 /// Checks that the Kafka Connect REST API answers.

@@ -17,6 +17,7 @@
 //! - [`services`]: stopping, killing and starting the real services for fault injection;
 //! - [`ov`]: running the `offset-vault` binary;
 //! - [`follower`]: a follower as a child process, and readers of what it archived;
+//! - [`fresh`]: the brand-new cluster (kafka3), where no group has committed yet, for one test;
 //! - [`tools`]: the checkers of what `deploy/` ships (promtool, helm, systemd-analyze).
 //!
 //! Helpers that block (consumers, metadata, the command-line tools) run on tokio's blocking pool,
@@ -26,6 +27,7 @@
 pub mod connect;
 pub mod env;
 pub mod follower;
+pub mod fresh;
 pub mod groups;
 pub mod kafka;
 pub mod kcg;

@@ -23,6 +23,9 @@ pub enum Service {
     S3,
     /// The second Kafka cluster (KRaft, single node; see `scripts/test-env`).
     Kafka2,
+    /// The brand-new cluster (KRaft, single node, formatted anew on every start; see
+    /// `support/fresh.rs`).
+    Kafka3,
 }
 
 impl Service {
@@ -33,6 +36,7 @@ impl Service {
             Service::Connect => "connect",
             Service::S3 => "s3",
             Service::Kafka2 => "kafka2",
+            Service::Kafka3 => "kafka3",
         }
     }
 }
