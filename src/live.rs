@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::connect::ConnectClient;
@@ -277,22 +278,45 @@ async fn translate_by_time(
             let Some(&(x, y)) = found.get(&(tp.clone(), ts.timestamp_millis())) else {
                 continue;
             };
-            let (target, how) = if y <= x + 1 {
-                (y, "exact")
-            } else {
-                (
-                    x,
-                    "several records share that time; they are processed again",
-                )
-            };
-            let note = format!(
-                "by time: last record at {} -> offset {target} ({how})",
-                ts.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-            );
+            let end = view.watermarks.get(&tp).and_then(|w| w.log_end);
+            let (target, note) = by_time_target(ts, x, y, end);
             out.insert((g.group_id.clone(), tp), (target, note));
         }
     }
     Ok(out)
+}
+
+/// The target of one partition by the time of its last consumed record `ts` (pure), from the
+/// first offset at or after `ts` (`x`) and the first after it (`y`), and the plan row's note.
+/// With no record at or after `ts` both are the log end: the target is the log end, where
+/// `kafka-consumer-groups --to-datetime` lands too, and the note says so rather than "exact".
+fn by_time_target(ts: DateTime<Utc>, x: i64, y: i64, end: Option<i64>) -> (i64, String) {
+    let when = ts.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    if y == x && end.is_some_and(|end| x >= end) {
+        return (
+            x,
+            format!(
+                "by time: no record at or after {when} (the last consumed record's time): target is the log end {x}, as kafka-consumer-groups sets it"
+            ),
+        );
+    }
+    let (target, how) = if y == x {
+        (
+            x,
+            "no record has that time; target is the first later record",
+        )
+    } else if y == x + 1 {
+        (y, "exact")
+    } else {
+        (
+            x,
+            "several records share that time; they are processed again",
+        )
+    };
+    (
+        target,
+        format!("by time: last record at {when} -> offset {target} ({how})"),
+    )
 }
 
 /// For each (partition, time in ms): the first offset whose record is at or after that time, and
@@ -326,13 +350,23 @@ pub(crate) async fn spans_at_times(
         for (tp, ms) in round {
             let end = watermarks.get(&tp).and_then(|w| w.log_end).unwrap_or(0);
             // -1: no record at or after that time.
-            let resolve = |r: Option<&std::result::Result<i64, String>>| match r {
+            let resolve = |r: Option<&std::result::Result<i64, String>>| {
+                match r {
                 Some(Ok(o)) if *o >= 0 => Ok(*o),
-                Some(Ok(_)) | None => Ok(end),
+                Some(Ok(_)) => Ok(end),
+                // No answer is never taken for "no record after it".
+                None => Err(Error::kafka(
+                    "ListOffsets by time",
+                    format!(
+                        "{}[{}]: the broker did not answer for it; nothing was changed, run the command again",
+                        tp.0, tp.1
+                    ),
+                )),
                 Some(Err(e)) => Err(Error::kafka(
                     "ListOffsets",
                     format!("{}[{}]: {e}", tp.0, tp.1),
                 )),
+            }
             };
             let x = resolve(at.get(&tp))?;
             let y = resolve(after.get(&tp))?;
@@ -340,4 +374,42 @@ pub(crate) async fn spans_at_times(
         }
     }
     Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::by_time_target;
+    use chrono::{DateTime, Utc};
+
+    #[test]
+    fn the_target_by_time_and_its_note() {
+        let ts: DateTime<Utc> = "2026-01-02T03:04:05.678Z".parse().unwrap();
+        // (x, y, log end) -> (target, words the note holds)
+        let cases: &[(i64, i64, Option<i64>, i64, &str)] = &[
+            (4, 5, Some(10), 5, "-> offset 5 (exact)"),
+            (
+                4,
+                7,
+                Some(10),
+                4,
+                "-> offset 4 (several records share that time",
+            ),
+            (6, 6, Some(10), 6, "-> offset 6 (no record has that time"),
+            (
+                10,
+                10,
+                Some(10),
+                10,
+                "no record at or after 2026-01-02T03:04:05.678Z",
+            ),
+            (10, 10, Some(10), 10, "target is the log end 10"),
+            (9, 10, Some(10), 10, "-> offset 10 (exact)"),
+            (0, 0, Some(0), 0, "target is the log end 0"),
+        ];
+        for &(x, y, end, target, words) in cases {
+            let (t, note) = by_time_target(ts, x, y, end);
+            assert_eq!(t, target, "{x} {y} {end:?}: {note}");
+            assert!(note.contains(words), "{x} {y} {end:?}: {note}");
+        }
+    }
 }

@@ -56,6 +56,33 @@ fn the_group_gets_the_positions_of_the_instant_and_keeps_what_the_snapshot_knew(
     assert_eq!(out.partitions[0].leader_epoch, Some(1));
 }
 
+/// An Empty group captured with no commits is a base like any other: its offsets at the
+/// instant are the commits after it, and it is not a newcomer.
+#[test]
+fn a_base_that_holds_the_group_with_no_offsets_is_its_base() {
+    let g = group("e", vec![]);
+    let mut state = base_of(&g);
+    assert!(state.is_empty(), "{state:?}");
+    state.insert(
+        ("e".into(), "t".into(), 1),
+        Position {
+            offset: 4,
+            leader_epoch: None,
+            metadata: String::new(),
+            topic_id: None,
+            committed_at: Some(1),
+        },
+    );
+    let out = at_instant(&g, &state);
+    let got: Vec<(i32, i64)> = out
+        .partitions
+        .iter()
+        .map(|p| (p.partition, p.offset))
+        .collect();
+    assert_eq!(got, [(1, 4)]);
+    assert_eq!(out.group_id, "e");
+}
+
 /// A commit of `group` on `topic`, at `at`.
 fn commit_on(group: &str, topic: &str, partition: i32, offset: i64, at: i64) -> Timed {
     let mut record = testing::commit(group, partition, offset, at);

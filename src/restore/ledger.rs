@@ -460,6 +460,8 @@ impl Planning<'_> {
                     changes: cmp.changes,
                 });
             }
+            let mut plan = plan;
+            review::carry_notes(&old, &mut plan);
             fresh.add(plan)?;
         }
         fresh.seal()?;

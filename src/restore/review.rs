@@ -287,6 +287,28 @@ fn partitions(plan: &Plan) -> BTreeMap<Key, &super::plan::PartitionPlan> {
         .collect()
 }
 
+/// Keeps on a fresh plan the notes of the reviewed one that planning again does not make (pure):
+/// a reset's own notes (`--to-datetime` past the last record) stand before the plan's note of a
+/// row or are the row's only note. Where the row's note is new, the fresh one stands.
+pub fn carry_notes(reviewed: &Plan, fresh: &mut Plan) {
+    let before = partitions(reviewed);
+    for g in fresh.groups.iter_mut() {
+        for p in g.partitions.iter_mut() {
+            let key = (g.group_id.clone(), p.topic.clone(), p.partition);
+            let Some(old) = before.get(&key).and_then(|r| r.note.as_deref()) else {
+                continue;
+            };
+            let kept = match p.note.as_deref() {
+                None => true,
+                Some(now) => old != now && old.ends_with(&format!("; {now}")),
+            };
+            if kept && p.action != Action::NotInSnapshot {
+                p.note = Some(old.to_string());
+            }
+        }
+    }
+}
+
 fn show(key: &Key) -> String {
     format!("{} {}[{}]", key.0, key.1, key.2)
 }

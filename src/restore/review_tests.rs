@@ -219,3 +219,36 @@ fn plan_files_round_trip_and_refuse_edits() {
         assert_eq!(got, want, "{what}: {err}");
     }
 }
+
+/// Planning again keeps the reviewed plan's notes that it does not make itself (a reset's), and
+/// a row's own note when that is new.
+#[test]
+fn a_fresh_plan_keeps_the_reviewed_notes_it_does_not_make() {
+    // (reviewed note, fresh note) -> the fresh row's note after carrying
+    let cases: &[(Option<&str>, Option<&str>, Option<&str>)] = &[
+        (Some("reset"), None, Some("reset")),
+        (Some("reset; own"), Some("own"), Some("reset; own")),
+        (Some("own"), Some("own"), Some("own")),
+        (Some("old own"), Some("new own"), Some("new own")),
+        (None, Some("own"), Some("own")),
+        (None, None, None),
+    ];
+    for &(old, now, want) in cases {
+        let mut reviewed = plan(vec![part(0, 5, 3, Action::Reset)]);
+        reviewed.groups[0].partitions[0].note = old.map(String::from);
+        let mut fresh = plan(vec![part(0, 5, 3, Action::Reset)]);
+        fresh.groups[0].partitions[0].note = now.map(String::from);
+        carry_notes(&reviewed, &mut fresh);
+        assert_eq!(
+            fresh.groups[0].partitions[0].note.as_deref(),
+            want,
+            "{old:?} {now:?}"
+        );
+    }
+    // A row of another partition takes nothing.
+    let mut reviewed = plan(vec![part(0, 5, 3, Action::Reset)]);
+    reviewed.groups[0].partitions[0].note = Some("reset".into());
+    let mut fresh = plan(vec![part(1, 5, 3, Action::Reset)]);
+    carry_notes(&reviewed, &mut fresh);
+    assert_eq!(fresh.groups[0].partitions[0].note, None);
+}

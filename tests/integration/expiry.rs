@@ -508,6 +508,97 @@ async fn with_a_commit_log_archive_the_hint_restores_the_group_at_an_instant() {
     assert_eq!(other_committed(&group, &topic).await, Some(offsets));
 }
 
+/// A group born after an `--all-groups` base and expired by the broker comes back exactly with
+/// `restore --at`: the base does not hold it, so it is replayed from no offsets, its commits as
+/// the archive holds them up to the instant.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_group_born_after_the_base_and_expired_comes_back_at_an_instant() {
+    if !env::require_other_kafka() {
+        return;
+    }
+    let topic = unique_name("expired-born");
+    other_topic(&topic, &[(0, 10), (1, 10)]).await;
+    let (_dir, store) = local_store();
+    let follower = unique_name("expired-born-follower");
+    let follow = || async {
+        ov_other(&store, None, &["follow", "--once", "--group-id", &follower])
+            .await
+            .ok();
+    };
+    follow().await;
+    // The base: every group of the cluster, taken before the group exists.
+    let base = ov_other(
+        &store,
+        None,
+        &["snapshot", "--all-groups", "--output", "json"],
+    )
+    .await
+    .ok()
+    .json();
+    let base = base["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{base:#}"))
+        .to_string();
+    let group = unique_name("expired-born-g");
+    let first: BTreeMap<i32, i64> = [(0, 2), (1, 7)].into();
+    other_commit(&group, &topic, &first).await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let between = Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    other_commit(&group, &topic, &[(0, 9), (1, 8)].into()).await;
+    follow().await;
+    eventually(
+        &format!("the second cluster to expire the offsets of {group}"),
+        Duration::from_secs(150),
+        || async {
+            match other_committed(&group, &topic).await {
+                None => Ok(()),
+                Some(o) if o.is_empty() => Ok(()),
+                Some(o) => Err(format!("still committed: {o:?}")),
+            }
+        },
+    )
+    .await;
+    // The expiry is in the log too; the archive holds it after the commits.
+    follow().await;
+    let plan = ov_other(
+        &store,
+        None,
+        &[
+            "restore", "--at", &between, "--group", &group, "--output", "json",
+        ],
+    )
+    .await
+    .ok()
+    .json();
+    assert_eq!(plan["snapshot"], base.as_str(), "{plan:#}");
+    assert!(
+        plan["chosen_because"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(&format!("replayed from no offsets: {group}")),
+        "{plan:#}"
+    );
+    ov_other(
+        &store,
+        None,
+        &[
+            "restore",
+            "--at",
+            &between,
+            "--group",
+            &group,
+            "--execute",
+            "--settle",
+            "0s",
+        ],
+    )
+    .await
+    .ok();
+    // The real tool sees the first commit on every partition.
+    assert_eq!(other_committed(&group, &topic).await, Some(first));
+}
+
 /// `--connector` selects a sink connector's group: reported once the connector is stopped and
 /// its group Empty, counted from then with the main cluster's retention (Kafka's default, 7 days).
 #[tokio::test(flavor = "multi_thread")]

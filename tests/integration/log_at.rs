@@ -37,7 +37,7 @@ fn offsets(group: &Value) -> Vec<(String, i64, i64)> {
 }
 
 /// (partition, change, old, new) of a diff's partitions.
-fn changes(diff: &Value) -> Vec<(i64, String, Option<i64>, Option<i64>)> {
+pub(crate) fn changes(diff: &Value) -> Vec<(i64, String, Option<i64>, Option<i64>)> {
     diff["partitions"]
         .as_array()
         .unwrap()

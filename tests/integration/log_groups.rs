@@ -555,6 +555,7 @@ async fn a_group_born_after_an_all_groups_base_comes_back_at_its_first_commit() 
     let between = instant().await;
     kafka::consume_and_commit(&group, &topic, Take::per_partition(&[(0, 5), (1, 2)])).await;
     assert_eq!(committed(&group, &topic).await, [(0, 8), (1, 6)].into());
+    let second = instant().await;
     let deleted = kcg(&["--delete", "--group", &group]).await;
     assert!(deleted.success, "{}{}", deleted.stdout, deleted.stderr);
     follow(&store, &follower).await;
@@ -584,6 +585,24 @@ async fn a_group_born_after_an_all_groups_base_comes_back_at_its_first_commit() 
             .unwrap_or_default()
             .contains(&format!("replayed from no offsets: {group}")),
         "{doc:#}"
+    );
+    // diff between the two instants: each partition from its first commit to its second.
+    let diff = ov(
+        &store,
+        &[
+            "diff", "--at", &between, "--at", &second, "--group", &group, "--output", "json",
+        ],
+    )
+    .await
+    .ok()
+    .json();
+    assert_eq!(
+        crate::log_at::changes(&diff),
+        [
+            (0, "changed".to_string(), Some(3), Some(8)),
+            (1, "changed".to_string(), Some(4), Some(6)),
+        ],
+        "{diff:#}"
     );
 
     // Reviewed: the plan file of --at, applied by --from-plan at the same instant.

@@ -322,6 +322,18 @@ async fn to_datetime_after_the_last_record_plans_the_log_end_with_a_note() {
         kcg::committed(&group, &topic).await,
         BTreeMap::from([(0, 3), (1, 2)])
     );
+    // Executed: the document of the applied reset (planned again before the commits) keeps the
+    // notes, and the real tool sees the targets it computed.
+    let mut run = json.clone();
+    run.extend(["--execute", "--settle", "0s"]);
+    let done = ov(&store, &run).await.ok().json();
+    assert_eq!(done["status"], "applied", "{done:#}");
+    assert_eq!(
+        notes(&done),
+        BTreeMap::from([(0, None), (1, note(5)), (2, note(0))]),
+        "{done:#}"
+    );
+    assert_eq!(kcg::committed(&group, &topic).await, want);
 }
 
 #[tokio::test(flavor = "multi_thread")]
