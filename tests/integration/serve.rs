@@ -47,6 +47,45 @@ pub(crate) async fn snapshots_by_slot(store: &str) -> BTreeMap<String, String> {
     by_slot
 }
 
+/// The slots the instances' logs say each ran a snapshot in (as a lease names them), with the
+/// snapshot's id; panics if two runs name one slot, or if the store's complete snapshots are not
+/// exactly those the logs name. Attributed by the slot the instance leased, not by the
+/// snapshot's creation time: a run that starts late in a loaded machine stays in its slot.
+pub(crate) async fn slots_run(store: &str, logs: &[&str]) -> BTreeMap<String, String> {
+    let mut by_slot = BTreeMap::new();
+    for line in logs.iter().flat_map(|l| l.lines()) {
+        let Some((_, rest)) = line.split_once(" slot ") else {
+            continue;
+        };
+        let Some((when, rest)) = rest.split_once(": snapshot ") else {
+            continue;
+        };
+        let id = rest.split(':').next().unwrap().trim().to_string();
+        let at = chrono::NaiveDateTime::parse_from_str(
+            when.trim_end_matches(" UTC"),
+            "%Y-%m-%d %H:%M:%S",
+        )
+        .unwrap_or_else(|e| panic!("{when}: {e} in {line}"))
+        .and_utc();
+        let slot = slot_name(at);
+        if let Some(other) = by_slot.insert(slot.clone(), id.clone()) {
+            panic!("slot {slot} was run twice: snapshots {other} and {id}");
+        }
+    }
+    let stored: BTreeSet<String> = listed(store)
+        .await
+        .into_iter()
+        .filter(|(_, _, complete)| *complete)
+        .map(|(id, _, _)| id)
+        .collect();
+    let named: BTreeSet<String> = by_slot.values().cloned().collect();
+    assert_eq!(
+        stored, named,
+        "the store's snapshots and those the logs name"
+    );
+    by_slot
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn two_instances_take_each_slot_once() {
     if !env::require_kafka() {
@@ -67,7 +106,7 @@ async fn two_instances_take_each_slot_once() {
     tokio::time::sleep(Duration::from_secs(31)).await;
     let (a, b) = (serve::stop(a).await, serve::stop(b).await);
 
-    let by_slot = snapshots_by_slot(&store).await;
+    let by_slot = slots_run(&store, &[&a.stderr, &b.stderr]).await;
     let held = leases(&store, "snapshot");
     // 31 s hold six or seven 5 s slots (five when the instances were slow to start).
     assert!(

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use crate::serve::{group_with_offsets, snapshots_by_slot};
+use crate::serve::{group_with_offsets, slots_run};
 use crate::support::serve;
 use crate::support::{env, s3, unique_name};
 
@@ -115,7 +115,7 @@ async fn two_instances_on_s3_take_each_slot_once() {
     let b = serve::start(&store, &args, &[]);
     tokio::time::sleep(Duration::from_secs(21)).await;
     let (a, b) = (serve::stop(a).await, serve::stop(b).await);
-    let by_slot = snapshots_by_slot(&store).await;
+    let by_slot = slots_run(&store, &[&a.stderr, &b.stderr]).await;
     assert!(
         (4..=6).contains(&by_slot.len()),
         "{by_slot:?}\nA:\n{}\nB:\n{}",
