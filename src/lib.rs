@@ -39,6 +39,7 @@ pub mod guard;
 pub mod kafka;
 pub mod live;
 pub mod log;
+pub mod mcp;
 pub mod mirror;
 pub mod model;
 pub mod progress;

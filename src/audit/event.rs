@@ -17,7 +17,7 @@ pub const DATA_CONTENT_TYPE: &str = "application/json";
 /// The content type of a whole event in structured mode (the Kafka header of `--audit-topic`).
 pub const CLOUDEVENTS_JSON: &str = "application/cloudevents+json";
 /// The version of [`EventData`]'s shape.
-pub const DATA_FORMAT_VERSION: &str = "1.0";
+pub const DATA_FORMAT_VERSION: &str = "1.1";
 /// The store folder of the trail.
 pub const AUDIT: &str = "audit";
 /// The folder of the "opened" markers.
@@ -129,6 +129,10 @@ pub struct Who {
     pub host: String,
     /// The id of the key that signed the event, when one did.
     pub key_id: Option<String>,
+    /// Where the command came from when not a person's command line: `mcp` for a tool call of
+    /// `offset-vault mcp` (format 1.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
 }
 
 /// What one group's offsets did (or, for a refusal, would have done): the numbers of the plan

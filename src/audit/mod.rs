@@ -116,6 +116,7 @@ impl Auditor {
                 user: who::user(),
                 host: who::host(),
                 key_id: None,
+                via: None,
             },
             command: redact::redact_args(&command),
             sink: None,
@@ -125,6 +126,12 @@ impl Auditor {
     /// The id of the key that signs the events, recorded in `data.who.key_id`.
     pub fn with_key_id(mut self, key_id: Option<String>) -> Self {
         self.who.key_id = key_id;
+        self
+    }
+
+    /// Where the command came from (`mcp`), recorded in `data.who.via`.
+    pub fn with_via(mut self, via: Option<String>) -> Self {
+        self.who.via = via;
         self
     }
 

@@ -27,6 +27,7 @@ fn event(t: EventType, time: &str, groups: &[&str]) -> Event {
                 user: "ops".into(),
                 host: "ops-1".into(),
                 key_id: None,
+                via: None,
             },
             command: vec!["offset-vault".into(), "restore".into()],
             snapshot_ids: vec!["20261201T093005.042Z-abc".into()],
@@ -330,6 +331,7 @@ fn a_marker_without_its_event_lists_as_unfinished() {
             user: "u".into(),
             host: "h".into(),
             key_id: None,
+            via: None,
         },
         command: vec!["offset-vault".into(), "reset".into()],
     };

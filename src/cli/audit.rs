@@ -68,6 +68,7 @@ pub(super) fn auditor(cli: &Cli, store: Store) -> Result<Auditor> {
     let key_id = store.keys().signer().map(|k| k.id().to_string());
     Ok(Auditor::new(store, g.audit, command)
         .with_key_id(key_id)
+        .with_via(g.via.clone())
         .with_sink(sink))
 }
 

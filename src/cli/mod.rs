@@ -12,6 +12,7 @@ mod follow;
 mod guard;
 mod history_plot;
 mod log;
+mod mcp;
 mod mirror;
 pub mod output;
 mod prune;
@@ -225,6 +226,11 @@ pub struct GlobalArgs {
     )]
     pub audit_topic: Option<String>,
 
+    /// Where the command came from, recorded in its audit events (`mcp` for the commands the
+    /// MCP server runs).
+    #[arg(long, global = true, hide = true, value_name = "ORIGIN")]
+    pub via: Option<String>,
+
     /// What the configuration file added, and where each setting came from.
     #[arg(skip)]
     pub applied: config::Applied,
@@ -311,6 +317,11 @@ pub enum Command {
     /// Show the effective settings, list the contexts, or switch the current context.
     #[command(subcommand, after_long_help = config::EXAMPLES)]
     Config(config::ConfigCommand),
+    /// Serve the Model Context Protocol (stdio, or streamable HTTP with --listen) for AI
+    /// assistants: read-only and planning tools, and with --allow-apply one tool that applies a
+    /// reviewed plan by its hash.
+    #[command(after_long_help = mcp::EXAMPLES)]
+    Mcp(mcp::McpArgs),
     /// Print a shell completion script.
     #[command(after_long_help = COMPLETIONS_EXAMPLES)]
     Completions(completions::CompletionsArgs),

@@ -214,14 +214,19 @@ impl PlanFile {
 }
 
 impl PlanFile {
-    /// Reads and checks a plan file from disk for `restore` (`for_reset` false) or `reset`: a
-    /// plan of the other command is refused with the command that applies it.
-    pub fn read(path: &std::path::Path, for_reset: bool) -> Result<Self> {
+    /// Reads a plan file of either command from disk (checked as [`PlanFile::from_bytes`] does).
+    pub fn read_any(path: &std::path::Path) -> Result<Self> {
         let bytes = std::fs::read(path).map_err(|source| Error::ReadFile {
             path: path.to_path_buf(),
             source,
         })?;
-        let file = PlanFile::from_bytes(&path.display().to_string(), &bytes)?;
+        PlanFile::from_bytes(&path.display().to_string(), &bytes)
+    }
+
+    /// Reads and checks a plan file from disk for `restore` (`for_reset` false) or `reset`: a
+    /// plan of the other command is refused with the command that applies it.
+    pub fn read(path: &std::path::Path, for_reset: bool) -> Result<Self> {
+        let file = PlanFile::read_any(path)?;
         file.check_command(path, for_reset)?;
         Ok(file)
     }
