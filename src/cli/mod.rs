@@ -692,6 +692,11 @@ pub struct RestoreArgs {
     /// cluster are checked, and nothing is applied if the plan computed now differs.
     #[arg(help_heading = "Snapshot", long, value_name = "FILE", conflicts_with_all = ["id", "latest", "before", "at", "include_undo", "include_pre_reset", "allow_partial", "groups", "connectors", "topics", "partitions", "on_out_of_range", "skip_missing", "allow_recreated_topics", "recreate_connectors", "connector_config_overrides", "stop_connectors", "allow_other_cluster", "by_timestamp", "plan_file", "topic_map", "replication_policy", "translate", "checkpoints_topic", "offset_syncs_topic", "rehearse_on"])]
     pub from_plan: Option<PathBuf>,
+    /// With --from-plan: refuse (exit 11, nothing changed) when any committed offset moved since
+    /// the plan was made, even where its target stays the same; the plan is applied only to the
+    /// state that was reviewed.
+    #[arg(help_heading = "Snapshot", long, requires = "from_plan")]
+    pub refuse_moved: bool,
     /// With --from-plan: apply it only with N valid approvals (`offset-vault approve`) by
     /// trusted keys other than the plan author's; otherwise exit 17 and change nothing.
     #[arg(

@@ -139,6 +139,11 @@ pub struct ResetArgs {
         default_value_t = 0
     )]
     pub require_approvals: usize,
+    /// With --from-plan: refuse (exit 11, nothing changed) when any committed offset moved since
+    /// the plan was made, even where its target stays the same; the plan is applied only to the
+    /// state that was reviewed.
+    #[arg(help_heading = "Safety", long, requires = "from_plan")]
+    pub refuse_moved: bool,
     /// Bound on waiting for a connector to stop and its group to empty.
     #[arg(help_heading = "Safety", long, default_value = "2m", value_parser = parse_duration)]
     pub wait_timeout: Duration,
@@ -367,6 +372,7 @@ fn request(args: &ResetArgs, spec: &ResetSpec, prepared: &PreparedReset) -> Rest
         undo_kind: SnapshotKind::PreReset,
         undo_tags: [("reset".to_string(), spec.scenario.describe())].into(),
         relative_targets: spec.scenario.is_relative(),
+        refuse_moved: args.refuse_moved,
         identities: None,
     }
 }
@@ -445,7 +451,7 @@ async fn run(
         .insert("scenario".into(), json!(spec.scenario.describe()));
     crate::progress::finish();
     if let Some(f) = &reviewed {
-        prepared.targets.moved = as_reviewed(f, &spec, &prepared)?;
+        prepared.targets.moved = as_reviewed(f, &spec, &prepared, args.refuse_moved)?;
     }
     for w in &prepared.warnings {
         crate::alertln!("warning: {w}");
@@ -636,11 +642,14 @@ fn as_reviewed(
     f: &PlanFile,
     spec: &ResetSpec,
     prepared: &PreparedReset,
+    refuse_moved: bool,
 ) -> Result<Vec<review::Moved>> {
     let mut cmp = review::compare(&f.body.plan, &prepared.plan);
     if spec.scenario.is_relative() {
         cmp.changes
             .extend(review::stale_relative_targets(&cmp.moved));
+    } else if refuse_moved {
+        cmp.changes.extend(review::moved_since_review(&cmp.moved));
     }
     if !cmp.is_same() {
         return Err(Error::PlanChanged {

@@ -81,6 +81,7 @@ fn reviewed_request(args: &RestoreArgs, (file, groups): Reviewed) -> Result<Rest
         undo_kind: SnapshotKind::Undo,
         undo_tags: BTreeMap::new(),
         relative_targets: false,
+        refuse_moved: args.refuse_moved,
         identities: identities(args)?,
     })
 }
@@ -166,6 +167,7 @@ fn args_request(args: &RestoreArgs) -> Result<RestoreRequest> {
             BTreeMap::new()
         },
         relative_targets: false,
+        refuse_moved: args.refuse_moved,
         identities: identities(args)?,
     })
 }

@@ -579,7 +579,8 @@ impl Vault {
 
     /// Applies a reviewed plan, given only its hash: planned again against the live cluster
     /// and refused, with nothing changed, unless it is still the reviewed plan on the same
-    /// cluster, no group is active, and it has the approvals the server requires. Takes an
+    /// cluster, no committed offset moved since, no group is active, and it has the approvals
+    /// the server requires. Takes an
     /// undo snapshot first. Asks the person to confirm when the client can ask.
     #[tool(
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = true),
@@ -616,6 +617,8 @@ impl Vault {
             "--from-plan".into(),
             stored.path.display().to_string(),
             "--execute".into(),
+            // The plan is applied only to the state the person reviewed.
+            "--refuse-moved".into(),
         ];
         if self.opts.require_approvals > 0 {
             args.push("--require-approvals".into());

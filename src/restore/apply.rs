@@ -193,7 +193,12 @@ async fn stop_and_review(
         mirror: prepared.mirror.as_deref(),
     };
     let again = match planning
-        .again(&prepared.source, &prepared.ledger, req.relative_targets)
+        .again(
+            &prepared.source,
+            &prepared.ledger,
+            req.relative_targets,
+            req.refuse_moved,
+        )
         .await
     {
         Ok(a) => a,

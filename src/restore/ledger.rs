@@ -438,6 +438,7 @@ impl Planning<'_> {
         source: &GroupSource,
         reviewed: &Ledger,
         relative_targets: bool,
+        refuse_moved: bool,
     ) -> Result<Again> {
         let mut fresh = Ledger::new(self.snapshot_id, reviewed.with_front)?;
         fresh.with_timestamps = reviewed.with_timestamps;
@@ -451,6 +452,8 @@ impl Planning<'_> {
             if relative_targets {
                 cmp.changes
                     .extend(review::stale_relative_targets(&cmp.moved));
+            } else if refuse_moved {
+                cmp.changes.extend(review::moved_since_review(&cmp.moved));
             }
             moved.extend(cmp.moved);
             if !cmp.changes.is_empty() {

@@ -78,6 +78,10 @@ pub struct RestoreRequest {
     /// `--to-current`): an offset that moved after the plan was made makes its target stale,
     /// so it stops the execution instead of being reported.
     pub relative_targets: bool,
+    /// `--refuse-moved`: a committed offset that moved since the reviewed plan was made stops
+    /// the execution, even where its target stays the same (the plan is applied only to the
+    /// state it was made from).
+    pub refuse_moved: bool,
     /// The identity file that opens the snapshot's encrypted connector secrets
     /// (`--identity`), used when connectors are created again.
     pub identities: Option<crate::snapshot::secrets::Identities>,
@@ -379,7 +383,10 @@ pub async fn prepare(
                 Some(spool) => Box::new(spool.reader()?),
                 None => Box::new(file.body.plan.groups.iter().cloned().map(Ok)),
             };
-        let cmp = ledger::compare_reviewed(&file.body.plan, &mut groups, &ledger)?;
+        let mut cmp = ledger::compare_reviewed(&file.body.plan, &mut groups, &ledger)?;
+        if req.refuse_moved {
+            cmp.changes.extend(review::moved_since_review(&cmp.moved));
+        }
         if !cmp.is_same() {
             return Err(Error::PlanChanged {
                 changes: cmp.changes,

@@ -378,6 +378,24 @@ pub fn compare(reviewed: &Plan, now: &Plan) -> Comparison {
 
 /// The moved offsets as changes, for targets computed from the committed offsets (`--shift-by`,
 /// `--to-current`): a target relative to an offset that moved since is stale. Pure.
+/// The partitions whose committed offset moved since the plan was made, as changes that stop
+/// an execution with `--refuse-moved` (pure).
+pub fn moved_since_review(moved: &[Moved]) -> Vec<String> {
+    moved
+        .iter()
+        .map(|m| {
+            format!(
+                "{} {}[{}]: the committed offset moved from {} to {} after the plan was made (--refuse-moved); plan again and review the new plan",
+                m.group_id,
+                m.topic,
+                m.partition,
+                opt(m.reviewed),
+                opt(m.now)
+            )
+        })
+        .collect()
+}
+
 pub fn stale_relative_targets(moved: &[Moved]) -> Vec<String> {
     moved
         .iter()

@@ -397,3 +397,63 @@ async fn a_shift_by_plan_is_refused_when_the_committed_offset_it_shifts_from_mov
     assert_eq!(kcg::committed(&f.group, &f.topic).await, now);
     assert_eq!(snapshot_count(&store).await, 0, "no pre-reset snapshot");
 }
+
+/// `--refuse-moved`: a `--to-offset` plan (absolute targets, which a moved offset leaves as
+/// they were) is refused when the group committed after the review, and applied without it.
+#[tokio::test(flavor = "multi_thread")]
+async fn refuse_moved_refuses_an_absolute_plan_whose_group_committed_since_the_review() {
+    if !env::require_kafka() {
+        return;
+    }
+    let f = fixture("reset-plan-moved").await;
+    let (dir, store) = local_store();
+    let plan = dir.path().join("to-offset.json");
+    ov(
+        &store,
+        &[
+            "reset",
+            "--group",
+            &f.group,
+            "--all-topics",
+            "--to-offset",
+            "3",
+            "--plan-file",
+            &path_arg(&plan),
+        ],
+    )
+    .await
+    .ok();
+    let moved = kafka::consume_and_commit(&f.group, &f.topic, Take::per_partition(&[(2, 1)])).await;
+    assert_eq!(moved, BTreeMap::from([(2, 16)]));
+    let now = BTreeMap::from([(0, 5), (1, 10), (2, 16)]);
+    assert_eq!(kcg::committed(&f.group, &f.topic).await, now);
+
+    let refused = ov(
+        &store,
+        &[
+            "reset",
+            "--from-plan",
+            &path_arg(&plan),
+            "--execute",
+            "--refuse-moved",
+        ],
+    )
+    .await
+    .expect_code(11);
+    let text = said(&refused);
+    assert!(
+        text.contains(&format!(
+            "{} {}[2]: the committed offset moved from 15 to 16 after the plan was made (--refuse-moved)",
+            f.group, f.topic
+        )),
+        "{text}"
+    );
+    assert_eq!(kcg::committed(&f.group, &f.topic).await, now);
+    assert_eq!(snapshot_count(&store).await, 0, "no pre-reset snapshot");
+
+    // Without it the moved offset is reported and the reviewed targets are applied.
+    let done = super::applied(&store, &["reset", "--from-plan", &path_arg(&plan)]).await;
+    let three = BTreeMap::from([(0, 3), (1, 3), (2, 3)]);
+    assert_eq!(planned(&done), three, "{done:#}");
+    assert_eq!(kcg::committed(&f.group, &f.topic).await, three);
+}
