@@ -127,3 +127,83 @@ fn child_flags(g: &GlobalArgs) -> (Vec<String>, Vec<(String, String)>) {
     }
     (flags, env)
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::child_flags;
+    use crate::cli::Cli;
+    use crate::mcp::Runner;
+
+    /// The commands the server runs get the settings it was started with, secrets in the
+    /// environment and not on their command line.
+    #[test]
+    fn children_get_the_servers_settings_and_secrets_by_environment() {
+        let cli = Cli::try_parse_from([
+            "offset-vault",
+            "-b",
+            "k:9092",
+            "--connect-url",
+            "http://c1,http://c2",
+            "--store",
+            "s3://b/p",
+            "-X",
+            "security.protocol=SSL",
+            "--timeout",
+            "10s",
+            "--signing-key=-----BEGIN PRIVATE KEY-----",
+            "--trusted-key",
+            "a.pub",
+            "mcp",
+            "--allow-apply",
+        ])
+        .unwrap();
+        let (flags, env) = child_flags(&cli.global);
+        assert_eq!(
+            flags,
+            [
+                "--bootstrap-server",
+                "k:9092",
+                "--connect-url",
+                "http://c1,http://c2",
+                "-X",
+                "security.protocol=SSL",
+                "--store",
+                "s3://b/p",
+                "--timeout",
+                "10s",
+                "--trusted-key",
+                "a.pub",
+                "--audit",
+                "required",
+            ]
+        );
+        assert!(
+            !flags.iter().any(|f| f.contains("PRIVATE KEY")),
+            "{flags:?}"
+        );
+        assert_eq!(
+            env,
+            [(
+                "OFFSET_VAULT_SIGNING_KEY".to_string(),
+                "-----BEGIN PRIVATE KEY-----".to_string()
+            )]
+        );
+        // A tool that needs a store of its own replaces the server's, once.
+        let runner = Runner {
+            exe: "ov".into(),
+            global: flags,
+            env,
+        }
+        .with_store("/tmp/x");
+        let stores: Vec<&String> = runner
+            .global
+            .iter()
+            .skip_while(|f| *f != "--store")
+            .take(2)
+            .collect();
+        assert_eq!(stores, ["--store", "/tmp/x"]);
+        assert_eq!(runner.global.iter().filter(|f| *f == "--store").count(), 1);
+    }
+}
