@@ -23,21 +23,33 @@ impl Stored {
         }
     }
 
-    /// One line for a person: what the plan does, on which cluster, and its hash.
+    /// One line for a person: what the plan does, to which groups and connectors, on which
+    /// cluster, and what it costs.
     pub fn summary(&self) -> String {
         let plan = &self.file.body.plan;
         let s = &plan.summary;
         let what = match &self.file.body.reset {
-            Some(r) => format!("reset {}", r.label()),
+            Some(r) => r.label(),
             None => format!("restore from snapshot {}", self.file.body.snapshot_id),
         };
-        let mut line = format!(
-            "{what} on cluster {}: {} group(s), {} of {} partition(s) change, {} record(s) processed again, {} skipped",
-            self.file.body.cluster_id, s.groups, s.changes, s.partitions, s.reprocess, s.skip
-        );
-        if s.connectors > 0 {
-            line.push_str(&format!(", {} connector(s)", s.connectors));
+        let groups: Vec<&str> = plan.groups.iter().map(|g| g.group_id.as_str()).collect();
+        let connectors: Vec<&str> = plan.connectors.iter().map(|c| c.name.as_str()).collect();
+        let mut of = Vec::new();
+        if !groups.is_empty() {
+            of.push(format!("group(s) {}", named(&groups)));
         }
+        if !connectors.is_empty() {
+            of.push(format!("connector(s) {}", named(&connectors)));
+        }
+        let of = if of.is_empty() {
+            "no group".to_string()
+        } else {
+            of.join(" and ")
+        };
+        let mut line = format!(
+            "{what} of {of} on cluster {}: {} of {} partition(s) change, {} record(s) processed again, {} skipped",
+            self.file.body.cluster_id, s.changes, s.partitions, s.reprocess, s.skip
+        );
         if !plan.applicable || plan.blocked {
             line.push_str(&format!(
                 "; not applicable as planned: {}",
@@ -46,6 +58,21 @@ impl Stored {
         }
         line
     }
+}
+
+/// Up to five names, then how many more.
+fn named(names: &[&str]) -> String {
+    const SHOWN: usize = 5;
+    let mut text = names
+        .iter()
+        .take(SHOWN)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        text.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    text
 }
 
 /// Is `hash` the form of a plan's hash (64 lowercase hex digits)?
@@ -112,7 +139,17 @@ pub fn find(dir: &Path, hash: &str) -> Result<Stored> {
 
 #[cfg(test)]
 mod tests {
-    use super::is_hash;
+    use super::{is_hash, named};
+
+    #[test]
+    fn a_summary_names_five_and_counts_the_rest() {
+        assert_eq!(named(&["a"]), "a");
+        assert_eq!(named(&["a", "b", "c", "d", "e"]), "a, b, c, d, e");
+        assert_eq!(
+            named(&["a", "b", "c", "d", "e", "f", "g"]),
+            "a, b, c, d, e and 2 more"
+        );
+    }
 
     #[test]
     fn only_a_sha256_in_lowercase_hex_is_a_plan_hash() {

@@ -314,6 +314,42 @@ impl Vault {
         runner.run(args, &ctx.ct, &progress).await.map_err(internal)
     }
 
+    /// The id of the newest snapshot in the runner's store; Err: the tool's failed result
+    /// (the store could not be listed, or holds no snapshot).
+    async fn newest(
+        &self,
+        runner: &super::Runner,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<Result<String, CallToolResult>, ErrorData> {
+        let listed = self.run_with(runner, vec!["list".into()], ctx).await?;
+        let newest = listed
+            .json
+            .as_ref()
+            .and_then(|d| d["snapshots"].get(0))
+            .and_then(|s| s["id"].as_str())
+            .map(str::to_string);
+        match newest {
+            Some(id) if listed.exit_code == 0 && !listed.cancelled => Ok(Ok(id)),
+            _ => {
+                let mut errors = listed.stderr;
+                if listed.exit_code == 0 {
+                    errors.push_str("error: the store holds no snapshot\n");
+                }
+                let out = CommandResult {
+                    command: listed.command,
+                    exit_code: if listed.exit_code == 0 {
+                        4
+                    } else {
+                        listed.exit_code
+                    },
+                    result: listed.json.unwrap_or(Value::Null),
+                    errors,
+                };
+                Ok(Err(result_of(to_value(&out), false)))
+            }
+        }
+    }
+
     async fn read(
         &self,
         args: Vec<String>,
@@ -367,7 +403,14 @@ impl Vault {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let mut args = vec!["show".to_string()];
-        args.extend(p.id);
+        match (p.id, &p.at) {
+            (Some(id), _) => args.push(id),
+            (None, Some(_)) => {}
+            (None, None) => match self.newest(&self.opts.runner, &ctx).await? {
+                Ok(id) => args.push(id),
+                Err(failed) => return Ok(failed),
+            },
+        }
         push_opt(&mut args, "--at", &p.at);
         push_all(&mut args, "--group", &p.groups);
         push_all(&mut args, "--connector", &p.connectors);
@@ -446,7 +489,14 @@ impl Vault {
             };
             return Ok(result_of(to_value(&out), false));
         }
-        self.read_with(&runner, vec!["show".into()], ctx).await
+        let Some(id) = taken.json.as_ref().and_then(|d| d["id"].as_str()) else {
+            return Err(ErrorData::internal_error(
+                format!("the snapshot printed no id: {:?}", taken.json),
+                None,
+            ));
+        };
+        self.read_with(&runner, vec!["show".into(), id.to_string()], ctx)
+            .await
     }
 
     /// Re-hashes the files of one or every snapshot against their manifests.
