@@ -54,11 +54,16 @@ fn main() -> ExitCode {
         return ExitCode::from(e.exit_code() as u8);
     }
     let json = args.global.output == cli::OutputFormat::Json;
-    offset_vault::progress::enable(offset_vault::progress::should_show(
-        std::io::stderr().is_terminal(),
-        args.global.quiet,
-        json,
-    ));
+    if args.global.via.as_deref() == Some("mcp") {
+        // The MCP server reads these lines and sends them on as progress notifications.
+        offset_vault::progress::enable_lines();
+    } else {
+        offset_vault::progress::enable(offset_vault::progress::should_show(
+            std::io::stderr().is_terminal(),
+            args.global.quiet,
+            json,
+        ));
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {

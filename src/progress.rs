@@ -4,6 +4,11 @@
 //! The engine reports with one-line calls: [`stage`] starts a bar for a named step with a known
 //! total (or a spinner when the total is 0), [`advance`] moves it, [`finish`] clears it. With the
 //! reporter off, each call is one atomic load. Nothing here decides anything the engine does.
+//!
+//! For a program that reads the stderr of the command (the MCP server runs each command as a
+//! child), [`enable_lines`] reports the same steps as lines instead of a bar: one
+//! [`LINE_PREFIX`] followed by a JSON object `{"stage", "done", "total"}` when a step starts, at
+//! every tenth of its total (or every second without one) and when it ends.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -13,6 +18,52 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
 static BAR: Mutex<Option<ProgressBar>> = Mutex::new(None);
+static LINES: AtomicBool = AtomicBool::new(false);
+static STEP: Mutex<Option<LineStep>> = Mutex::new(None);
+
+/// What starts a progress line on stderr in line mode.
+pub const LINE_PREFIX: &str = "offset-vault-progress ";
+
+/// The step reported in line mode.
+struct LineStep {
+    stage: String,
+    done: u64,
+    total: u64,
+    last: std::time::Instant,
+}
+
+impl LineStep {
+    fn emit(&mut self) {
+        self.last = std::time::Instant::now();
+        let line = serde_json::json!({"stage": self.stage, "done": self.done, "total": self.total});
+        eprintln!("{LINE_PREFIX}{line}");
+    }
+
+    /// Whether moving from `before` to `self.done` is worth a line.
+    fn due(&self, before: u64) -> bool {
+        if self.total > 0 {
+            let tenth = self.total.div_ceil(10);
+            before / tenth != self.done / tenth || self.done >= self.total
+        } else {
+            self.last.elapsed() >= Duration::from_secs(1)
+        }
+    }
+}
+
+/// Reports progress as lines on stderr (see [`LINE_PREFIX`]) in place of a bar.
+pub fn enable_lines() {
+    ENABLED.store(false, Ordering::Relaxed);
+    LINES.store(true, Ordering::Relaxed);
+}
+
+fn with_step(f: impl FnOnce(&mut Option<LineStep>)) {
+    if !LINES.load(Ordering::Relaxed) {
+        return;
+    }
+    if let Ok(mut step) = STEP.lock() {
+        f(&mut step);
+    }
+}
 
 /// Whether progress is shown: only on a terminal, never with `-q` or JSON output.
 pub fn should_show(stderr_is_terminal: bool, quiet: bool, json: bool) -> bool {
@@ -52,6 +103,16 @@ fn with_bar(f: impl FnOnce(&mut Option<ProgressBar>)) {
 /// Starts a named step with `total` units of work (0: unknown, shown as a spinner); ends the
 /// previous step.
 pub fn stage(name: &str, total: u64) {
+    with_step(|slot| {
+        let mut step = LineStep {
+            stage: name.to_string(),
+            done: 0,
+            total,
+            last: std::time::Instant::now(),
+        };
+        step.emit();
+        *slot = Some(step);
+    });
     with_bar(|slot| {
         if let Some(old) = slot.take() {
             old.finish_and_clear();
@@ -71,6 +132,15 @@ pub fn stage(name: &str, total: u64) {
 
 /// Moves the current step on by `n` units.
 pub fn advance(n: u64) {
+    with_step(|slot| {
+        if let Some(step) = slot {
+            let before = step.done;
+            step.done += n;
+            if step.due(before) {
+                step.emit();
+            }
+        }
+    });
     with_bar(|slot| {
         if let Some(bar) = slot {
             bar.inc(n);
@@ -92,6 +162,13 @@ pub fn suspend<R>(f: impl FnOnce() -> R) -> R {
 
 /// Clears the current step (before printing results).
 pub fn finish() {
+    with_step(|slot| {
+        if let Some(mut step) = slot.take() {
+            if step.total == 0 || step.done < step.total {
+                step.emit();
+            }
+        }
+    });
     with_bar(|slot| {
         if let Some(bar) = slot.take() {
             bar.finish_and_clear();
@@ -102,6 +179,33 @@ pub fn finish() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_mode_reports_each_tenth_of_a_known_total() {
+        let step = |done, total| LineStep {
+            stage: "s".into(),
+            done,
+            total,
+            last: std::time::Instant::now(),
+        };
+        // (before, done, total, due)
+        for (before, done, total, due) in [
+            (0, 1, 100, false),
+            (9, 10, 100, true),
+            (10, 11, 100, false),
+            (0, 1, 1, true),
+            (0, 1, 3, true),
+            (98, 99, 100, false),
+            (99, 100, 100, true),
+            (0, 1, 0, false),
+        ] {
+            assert_eq!(
+                step(done, total).due(before),
+                due,
+                "{before} -> {done} of {total}"
+            );
+        }
+    }
 
     #[test]
     fn shown_only_on_a_terminal_without_quiet_or_json() {

@@ -88,6 +88,10 @@ impl Runner {
             let mut lines = BufReader::new(stderr).lines();
             let mut all = String::new();
             while let Ok(Some(line)) = lines.next_line().await {
+                if let Some(step) = progress_line(&line) {
+                    progress(step);
+                    continue;
+                }
                 if !line.trim().is_empty() {
                     progress(line.clone());
                 }
@@ -123,6 +127,18 @@ impl Runner {
     }
 }
 
+/// A progress line of the child ([`crate::progress::enable_lines`]) as one message, e.g.
+/// `groups: committed offsets read 3/10`; None for any other line.
+fn progress_line(line: &str) -> Option<String> {
+    let doc: Value = serde_json::from_str(line.strip_prefix(crate::progress::LINE_PREFIX)?).ok()?;
+    let stage = doc["stage"].as_str()?;
+    let done = doc["done"].as_u64()?;
+    Some(match doc["total"].as_u64() {
+        Some(total) if total > 0 => format!("{stage} {done}/{total}"),
+        _ => format!("{stage} {done}"),
+    })
+}
+
 /// SIGINT to the child, as Ctrl-C would send it.
 fn interrupt(pid: Option<u32>) {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -134,4 +150,28 @@ fn interrupt(pid: Option<u32>) {
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     let _ = pid;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::progress_line;
+
+    #[test]
+    fn progress_lines_become_messages_and_other_lines_stay_lines() {
+        let p = crate::progress::LINE_PREFIX;
+        for (line, want) in [
+            (
+                format!(r#"{p}{{"stage":"groups: committed offsets read","done":3,"total":10}}"#),
+                Some("groups: committed offsets read 3/10"),
+            ),
+            (
+                format!(r#"{p}{{"stage":"planning the restore","done":0,"total":0}}"#),
+                Some("planning the restore 0"),
+            ),
+            (format!("{p}not json"), None),
+            ("warning: group g is Empty".to_string(), None),
+        ] {
+            assert_eq!(progress_line(&line).as_deref(), want, "{line}");
+        }
+    }
 }
