@@ -19,6 +19,7 @@ mod log_history;
 mod log_new_cluster;
 mod log_other_cluster;
 mod log_retention;
+mod mcp;
 mod mirror;
 mod reset;
 mod restore;

@@ -341,6 +341,26 @@ pub fn require_python() -> bool {
     }
 }
 
+/// Checks that the Python interpreter imports the official MCP SDK's stdio client.
+pub fn require_mcp_sdk() -> bool {
+    let python = python();
+    let ok = Command::new(&python)
+        .args(["-c", "import mcp.client.stdio"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if ok {
+        true
+    } else {
+        unavailable(
+            "The MCP Python SDK",
+            &format!(
+                "{} cannot import mcp.client.stdio (scripts/test-env up installs it)",
+                python.display()
+            ),
+        )
+    }
+}
+
 /// Kafka Connect's offsets topic in the test environment (the worker's `offset.storage.topic`).
 pub fn connect_offsets_topic() -> String {
     std::env::var("OV_CONNECT_OFFSETS_TOPIC")
