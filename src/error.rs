@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-/// Exit codes, documented in `--help` and README. Stable: scripts rely on them.
+/// Exit codes, documented in `--help` and the book (docs/book, "Exit codes"). Stable: scripts rely on them.
 pub mod exit {
     /// Success.
     pub const OK: i32 = 0;

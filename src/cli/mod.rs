@@ -123,8 +123,8 @@ pub struct GlobalArgs {
     )]
     pub property: Vec<String>,
 
-    /// Where snapshots live: a directory, file:///path, s3://bucket/prefix (credentials and
-    /// endpoint from AWS_* variables), or another object_store URL.
+    /// Where snapshots live: a directory, file:///path, or s3://bucket/prefix (s3a:// too;
+    /// credentials and endpoint from AWS_* variables).
     #[arg(
         help_heading = "Connection",
         long,

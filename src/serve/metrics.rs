@@ -1,4 +1,4 @@
-//! The service's metrics (README, "Running as a service"), encoded by `prometheus-client` in the
+//! The service's metrics (the book: docs/book, "Metrics and health"), encoded by `prometheus-client` in the
 //! Prometheus text format, for `/metrics` and for node_exporter's textfile collector
 //! (`--metrics-textfile`, written atomically).
 

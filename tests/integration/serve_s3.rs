@@ -53,7 +53,7 @@ async fn s3_create_only_writes_sequential_and_racing() {
             (false, false) => panic!("both racing writes failed: {x:?} {y:?}"),
         }
     }
-    // Measured, not asserted (the README says what it means): s3s-fs 0.14 let both writes
+    // Measured, not asserted (the book says what it means): s3s-fs 0.14 let both writes
     // through in most rounds. The next test checks that a lease still goes to one instance.
     eprintln!("s3s-fs: both racing create-only writes succeeded in {both} of {ROUNDS} rounds");
 }

@@ -624,7 +624,7 @@ fn openssl(args: &[&str]) -> std::process::Output {
 
 /// OpenSSL as the independent reference: it reads the keys `keygen` writes, a key OpenSSL made
 /// signs snapshots, and OpenSSL verifies the detached signature of a manifest over the message
-/// the README describes.
+/// the book describes (docs/book, "Keys and signatures").
 #[tokio::test(flavor = "multi_thread")]
 async fn openssl_reads_the_keys_and_verifies_the_signatures() {
     if !env::require_kafka() {
