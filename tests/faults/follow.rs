@@ -57,9 +57,11 @@ async fn a_follower_rides_out_a_broker_restart_and_archives_what_came_after() {
     // The follower goes on and archives them. When the rebalance after the restart could not
     // learn where the log starts, it stops instead (a follower that read nothing would stall
     // unseen): with a message saying so, and a run after it completes the chain.
-    // Longer than the consumer's session timeout (librdkafka's default, 45 s): after the
-    // restart, the rebalance may wait out the follower's old membership before assigning again.
-    let deadline = Instant::now() + Duration::from_secs(90);
+    // Well over the consumer's session timeout (librdkafka's default, 45 s): after the
+    // restart, the rebalance may wait out the follower's old membership before assigning again,
+    // and the assignment then looks up the group's committed positions (up to 30 s) before the
+    // first fetch. Seen to take more than 90 s on a loaded 2-core machine.
+    let deadline = Instant::now() + Duration::from_secs(180);
     let mut stopped = None;
     loop {
         if history(&store, &group).await.0 == want {
