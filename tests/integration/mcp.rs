@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::support::kafka::{self, ActiveConsumer, Take};
-use crate::support::ov::{local_store, ov, ov_raw};
+use crate::support::ov::{local_store, ov, ov_raw, with_services};
 use crate::support::poll::eventually;
 use crate::support::{blocking, env, kcg, unique_name};
 
@@ -27,16 +27,7 @@ impl Server {
     /// A server on the test cluster and `store`, writing plans into `plans`.
     fn new(store: &str, plans: &Path) -> Server {
         Server {
-            global: vec![
-                "--bootstrap-server".into(),
-                env::bootstrap(),
-                "--connect-url".into(),
-                env::connect_url(),
-                "--store".into(),
-                store.into(),
-                "--timeout".into(),
-                "20s".into(),
-            ],
+            global: with_services(store, "20s", &[]),
             flags: vec!["--plan-dir".into(), plans.display().to_string()],
         }
     }
@@ -149,23 +140,6 @@ const READ_TOOLS: [&str; 8] = [
     "show_snapshot",
     "verify",
 ];
-
-/// A topic with 20 records on each of 2 partitions and a group that committed `first` on each.
-async fn group_at(prefix: &str, first: usize) -> (String, String) {
-    let topic = unique_name(prefix);
-    kafka::create_topic(&topic, 2).await;
-    for p in 0..2 {
-        kafka::produce(&topic, p, 20).await;
-    }
-    let group = unique_name(&format!("{prefix}-g"));
-    kafka::consume_and_commit(
-        &group,
-        &topic,
-        Take::per_partition(&[(0, first), (1, first)]),
-    )
-    .await;
-    (topic, group)
-}
 
 fn both(n: i64) -> BTreeMap<i32, i64> {
     BTreeMap::from([(0, n), (1, n)])
@@ -298,7 +272,7 @@ async fn read_tools_return_what_the_command_line_returns() {
     if !(env::require_kafka() && env::require_mcp_sdk()) {
         return;
     }
-    let (topic, group) = group_at("mcp-read", 5).await;
+    let (topic, group) = kafka::group_at("mcp-read", 5).await;
     let (dir, store) = local_store();
     let snap = ov(&store, &["snapshot", "--group", &group, "--output", "json"])
         .await
@@ -419,7 +393,7 @@ async fn apply_plan_changes_nothing_unless_the_reviewed_plan_still_holds() {
     if !(env::require_kafka() && env::require_mcp_sdk()) {
         return;
     }
-    let (topic, group) = group_at("mcp-apply", 5).await;
+    let (topic, group) = kafka::group_at("mcp-apply", 5).await;
     let (dir, store) = local_store();
     let id = text(
         &ov(&store, &["snapshot", "--group", &group, "--output", "json"])
@@ -571,7 +545,7 @@ async fn apply_plan_needs_the_approvals_and_the_cluster_the_plan_was_made_on() {
     let (agent_key, agent_pub) = keygen("agent").await;
     let (bob_key, bob_pub) = keygen("bob").await;
     let trusted = format!("{agent_pub},{bob_pub}");
-    let (topic, group) = group_at("mcp-approve", 9).await;
+    let (topic, group) = kafka::group_at("mcp-approve", 9).await;
     let (dir, store) = local_store();
     let plans = dir.path().join("plans");
     let server = Server::new(&store, &plans)
@@ -654,7 +628,7 @@ async fn apply_plan_asks_the_person_and_applies_only_on_yes() {
     if !(env::require_kafka() && env::require_mcp_sdk()) {
         return;
     }
-    let (topic, group) = group_at("mcp-elicit", 6).await;
+    let (topic, group) = kafka::group_at("mcp-elicit", 6).await;
     let (dir, store) = local_store();
     let server = Server::new(&store, &dir.path().join("plans")).flags(&["--allow-apply"]);
     let (planned, _) = server

@@ -33,22 +33,6 @@ async fn keygen(dir: &Path, name: &str) -> (String, String, String) {
     )
 }
 
-async fn group_at(prefix: &str, first: usize) -> (String, String) {
-    let topic = unique_name(prefix);
-    kafka::create_topic(&topic, 2).await;
-    for p in 0..2 {
-        kafka::produce(&topic, p, 20).await;
-    }
-    let group = unique_name(&format!("{prefix}-g"));
-    kafka::consume_and_commit(
-        &group,
-        &topic,
-        Take::per_partition(&[(0, first), (1, first)]),
-    )
-    .await;
-    (topic, group)
-}
-
 fn both(n: i64) -> BTreeMap<i32, i64> {
     BTreeMap::from([(0, n), (1, n)])
 }
@@ -129,7 +113,7 @@ async fn forged_unsigned_and_edited_snapshots_are_refused_and_the_trusted_one_re
     let keys = tempfile::tempdir().unwrap();
     let (ci_key, ci_pub, ci_id) = keygen(keys.path(), "ci").await;
     let (mallory_key, _, mallory_id) = keygen(keys.path(), "mallory").await;
-    let (topic, group) = group_at("ov-sign", 5).await;
+    let (topic, group) = kafka::group_at("ov-sign", 5).await;
     let (_dir, store) = local_store();
 
     // JSON format: its offsets file is text a forger can edit.
@@ -288,7 +272,7 @@ async fn on_s3_an_unsigned_snapshot_is_refused_and_the_signed_one_restores() {
     }
     let keys = tempfile::tempdir().unwrap();
     let (ci_key, ci_pub, ci_id) = keygen(keys.path(), "ci").await;
-    let (topic, group) = group_at("ov-sign-s3", 4).await;
+    let (topic, group) = kafka::group_at("ov-sign-s3", 4).await;
     let store = s3::s3_url(&unique_name("sign"));
     let signed = snapshot_id(&store, &["--group", &group, "--signing-key", &ci_key]).await;
     kafka::consume_and_commit(&group, &topic, Take::per_partition(&[(0, 6), (1, 6)])).await;
@@ -354,7 +338,7 @@ async fn a_plan_is_applied_only_with_the_approvals_it_needs_and_only_as_approved
     let (alice_key, alice_pub, _) = keygen(keys.path(), "alice").await;
     let (bob_key, bob_pub, bob_id) = keygen(keys.path(), "bob").await;
     let (carol_key, carol_pub, _) = keygen(keys.path(), "carol").await;
-    let (topic, group) = group_at("ov-approve", 3).await;
+    let (topic, group) = kafka::group_at("ov-approve", 3).await;
     let (_dir, store) = local_store();
     let id = snapshot_id(&store, &["--group", &group, "--signing-key", &alice_key]).await;
     kafka::consume_and_commit(&group, &topic, Take::per_partition(&[(0, 9), (1, 9)])).await;
@@ -644,7 +628,7 @@ async fn openssl_reads_the_keys_and_verifies_the_signatures() {
     let (k, p) = (ossl_key.to_str().unwrap(), ossl_pub.to_str().unwrap());
     openssl(&["genpkey", "-algorithm", "ed25519", "-out", k]);
     openssl(&["pkey", "-in", k, "-pubout", "-out", p]);
-    let (_topic, group) = group_at("ov-sign-ossl", 2).await;
+    let (_topic, group) = kafka::group_at("ov-sign-ossl", 2).await;
     let (_store_dir, store) = local_store();
     let id = snapshot_id(&store, &["--group", &group, "--signing-key", k]).await;
     let shown = ov(

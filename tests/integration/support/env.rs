@@ -326,39 +326,29 @@ pub fn require_s3() -> bool {
 
 /// Checks that the Python interpreter exists and imports pyarrow.
 pub fn require_python() -> bool {
-    let python = python();
-    let ok = Command::new(&python)
-        .args(["-c", "import pyarrow"])
-        .output()
-        .is_ok_and(|out| out.status.success());
-    if ok {
-        true
-    } else {
-        unavailable(
-            "Python with pyarrow",
-            &format!("{} cannot import pyarrow", python.display()),
-        )
-    }
+    python_imports("pyarrow", "Python with pyarrow")
 }
 
 /// Checks that the Python interpreter imports the official MCP SDK's stdio client.
 pub fn require_mcp_sdk() -> bool {
+    python_imports("mcp.client.stdio", "The MCP Python SDK")
+}
+
+/// Whether the interpreter imports `module`; otherwise [`unavailable`] says that `what` is
+/// missing (scripts/test-env up installs it).
+fn python_imports(module: &str, what: &str) -> bool {
     let python = python();
     let ok = Command::new(&python)
-        .args(["-c", "import mcp.client.stdio"])
+        .args(["-c", &format!("import {module}")])
         .output()
         .is_ok_and(|out| out.status.success());
-    if ok {
-        true
-    } else {
-        unavailable(
-            "The MCP Python SDK",
-            &format!(
-                "{} cannot import mcp.client.stdio (scripts/test-env up installs it)",
-                python.display()
-            ),
-        )
-    }
+    ok || unavailable(
+        what,
+        &format!(
+            "{} cannot import {module} (scripts/test-env up installs it)",
+            python.display()
+        ),
+    )
 }
 
 /// Kafka Connect's offsets topic in the test environment (the worker's `offset.storage.topic`).

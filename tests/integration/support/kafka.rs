@@ -581,3 +581,21 @@ pub async fn wait_committed(group: &str, topic: &str, want: BTreeMap<i32, i64>) 
     )
     .await
 }
+
+/// A topic of 2 partitions with 20 records each, and a group that committed `first` on both;
+/// returns (topic, group).
+pub async fn group_at(prefix: &str, first: usize) -> (String, String) {
+    let topic = super::unique_name(prefix);
+    create_topic(&topic, 2).await;
+    for p in 0..2 {
+        produce(&topic, p, 20).await;
+    }
+    let group = super::unique_name(&format!("{prefix}-g"));
+    consume_and_commit(
+        &group,
+        &topic,
+        Take::per_partition(&[(0, first), (1, first)]),
+    )
+    .await;
+    (topic, group)
+}
