@@ -124,6 +124,29 @@ def ratio(a, b):
     return f"{a / b:.1f}x" if a / b >= 0.1 else f"{a / b:.2f}x"
 
 
+def per_run_ratio(kcg_runs, ov_runs, field):
+    """The median over the runs of kafka-consumer-groups' figure divided by offset-vault's, run i
+    with run i (scripts/bench runs the two one after the other in each repetition), and the
+    smallest and largest of them; None unless both have the same number (two or more) of
+    successful runs."""
+    if not (kcg_runs and ov_runs) or len(kcg_runs) != len(ov_runs) or len(ov_runs) < 2:
+        return None
+    if not all(succeeded(r) for r in kcg_runs + ov_runs):
+        return None
+    ratios = [k[field] / o[field] for k, o in zip(kcg_runs, ov_runs) if o[field] > 0]
+    if len(ratios) != len(ov_runs):
+        return None
+    return statistics.median(ratios), min(ratios), max(ratios), len(ratios)
+
+
+def with_per_run(cell_text, paired):
+    """A ratio cell, with the median of the per-run ratios when there are several runs."""
+    if not paired:
+        return cell_text
+    median, low, high, n = paired
+    return f"{cell_text}; median of {n} per-run ratios {ratio(median, 1)} ({ratio(low, 1)} to {ratio(high, 1)})"
+
+
 def table(runs):
     """One line per offset-vault operation, with its kafka-consumer-groups counterpart."""
     lines = [
@@ -148,8 +171,14 @@ def table(runs):
             if kcg_runs:
                 k_time, k_rss, k = cell(kcg_runs)
                 k_rows = f" ({k['rows']:,} rows)" if k and kcg_op.startswith(EXPORT) else ""
-                t_ratio = ratio(k and k["median"], ov and ov["median"])
-                m_ratio = ratio(k and k["rss"], ov and ov["rss"])
+                t_ratio = with_per_run(
+                    ratio(k and k["median"], ov and ov["median"]),
+                    per_run_ratio(kcg_runs, measured, "wall"),
+                )
+                m_ratio = with_per_run(
+                    ratio(k and k["rss"], ov and ov["rss"]),
+                    per_run_ratio(kcg_runs, measured, "rss_mib"),
+                )
                 kcg_cell = f"`{kcg_op}`{k_rows}"
             else:
                 k_time = k_rss = t_ratio = m_ratio = "-"
@@ -298,7 +327,10 @@ def section(results, notes):
         "one after the other on the same groups, each under `/usr/bin/time -v`. Wall time "
         "includes process start (for `kafka-consumer-groups`, a JVM). Time is the median of the "
         "runs; peak RSS the largest. Ratios are kafka-consumer-groups divided by offset-vault: "
-        "above 1, offset-vault is faster or smaller. The snapshot and the export both read every "
+        "above 1, offset-vault is faster or smaller; the ratio of the medians (time) or of the "
+        "peaks (RSS) comes first, then, where both tools ran the same number of times (two or "
+        "more), the median of the per-run ratios (run i of one against run i of the other) and "
+        "their range. The snapshot and the export both read every "
         "group of the cluster (`--all-groups`), so their row counts are shown. Before each "
         "restore run the offsets are moved away from the snapshot's, so every restore changes "
         "every partition. The groups and restore-scale modes run on a broker of their own; "

@@ -3,6 +3,10 @@
 //! Only the target cluster is read: the record the group consumed last is known from the
 //! snapshot (its timestamp and fingerprint), and MirrorMaker 2's checkpoints and offset syncs
 //! are on the target.
+//!
+//! How far an offset translated by timestamp and fingerprint can be from the exact position on
+//! the target (never past it; exact unless identical records share the last consumed record's
+//! time) is stated, case by case, on [`at_time`] and tested in `translate_tests.rs`.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -508,7 +512,8 @@ async fn check_identity(
 }
 
 /// Finds each partition's last consumed record on the target by its timestamp (ListOffsets) and,
-/// among the records of that time, by its fingerprint.
+/// among the records of that time, by its fingerprint: the reading; what is found, and how far
+/// the offset it leads to can be from the exact one, is [`at_time`]'s.
 async fn find_by_time(
     kafka: &KafkaClient,
     parts: &[Part],
@@ -542,12 +547,8 @@ async fn find_by_time(
     let mut wanted: BTreeMap<TopicPartition, BTreeSet<(i64, i64)>> = BTreeMap::new();
     for (_, tp, p) in parts {
         if let (Some(ts), Some(_)) = (p.last_record_timestamp, &p.last_record_digest) {
-            let (x, y) = spans[&(tp.clone(), ts.timestamp_millis())];
-            if y > x {
-                wanted
-                    .entry(tp.clone())
-                    .or_default()
-                    .insert((x, y.min(x + MAX_SAME_TIME)));
+            if let Some(window) = same_time_window(spans[&(tp.clone(), ts.timestamp_millis())]) {
+                wanted.entry(tp.clone()).or_default().insert(window);
             }
         }
     }
@@ -577,66 +578,121 @@ async fn find_by_time(
         let Some(ts) = p.last_record_timestamp else {
             continue;
         };
-        let ms = ts.timestamp_millis();
-        let (x, y) = spans[&(tp.clone(), ms)];
-        let when = ts.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-        let end = marks.get(tp).and_then(|w| w.log_end).unwrap_or(0);
-        let start = marks.get(tp).and_then(|w| w.log_start).unwrap_or(0);
-        let found = if y == x && x == start && start > 0 && x < end {
-            ByTime::BeforeStart {
-                start,
-                why: format!(
-                    "the last consumed record ({when}) is older than this cluster's first record at offset {start}: the target is before log-start {start}"
-                ),
-            }
-        } else if y == x {
-            ByTime::Missing {
-                next: x,
-                why: if x >= end {
-                    format!("no record on the target at or after {when}, the time of the last consumed record: not replicated yet")
-                } else {
-                    format!("no record on the target has {when}, the time of the last consumed record: the target has a gap there")
-                },
-            }
-        } else {
-            match &p.last_record_digest {
-                None => ByTime::Unmatched {
-                    first: x,
-                    same_time: y - x,
-                },
-                Some(digest) => {
-                    let read = records
-                        .get(&(tp.clone(), x))
-                        .map(Vec::as_slice)
-                        .unwrap_or(&[]);
-                    let same: Vec<&RecordPrint> = read
-                        .iter()
-                        .filter(|r| r.timestamp == Some(ms) && &r.digest == digest)
-                        .collect();
-                    match same.first() {
-                        Some(first) => ByTime::Matched {
-                            offset: first.offset,
-                            same_time: y - x,
-                            identical: same.len() as i64,
-                        },
-                        None if y - x > MAX_SAME_TIME => ByTime::Unmatched {
-                            first: x,
-                            same_time: y - x,
-                        },
-                        None => ByTime::Missing {
-                            next: x,
-                            why: format!(
-                                "none of the {} record(s) on the target at {when} is the last consumed record (its fingerprint differs): the target has a gap there",
-                                y - x
-                            ),
-                        },
-                    }
-                }
-            }
-        };
+        let span = spans[&(tp.clone(), ts.timestamp_millis())];
+        let log = marks.get(tp).map_or((0, 0), |w| {
+            (w.log_start.unwrap_or(0), w.log_end.unwrap_or(0))
+        });
+        let read = records
+            .get(&(tp.clone(), span.0))
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        let found = at_time(ts, span, log, p.last_record_digest.as_deref(), read);
         out.insert((g.clone(), tp.clone()), found);
     }
     Ok(out)
+}
+
+/// The records of a span `(x, y)` (see [`at_time`]) whose fingerprints are read: the first
+/// [`MAX_SAME_TIME`] of them; none when no record has the time.
+fn same_time_window((x, y): (i64, i64)) -> Option<(i64, i64)> {
+    (y > x).then(|| (x, y.min(x + MAX_SAME_TIME)))
+}
+
+/// What the target partition holds at `ts`, the timestamp of the last record the group consumed
+/// (pure; [`find_by_time`] does the reading). `span` is `(x, y)`: ListOffsets at `ts` and at
+/// `ts + 1 ms` (the first offset whose record is at or after each; the log end where there is
+/// none), so `y - x` records share the time when timestamps are in order; `log` is the target's
+/// `(log start, log end)`; `digest` the snapshot's fingerprint of that record (key, value and
+/// headers); `read` the records of [`same_time_window`] of the span, in offset order.
+///
+/// # How far the offset it leads to can be from the exact one
+///
+/// Let R be the last consumed record (offset `U - 1` on the source), T its timestamp, `E` the
+/// exact position on the target (the offset after R's copy there) and `V` the offset
+/// [`super::decide`] makes of the answer (`offset + 1` of a match, else `first`). With a
+/// fingerprint (every snapshot `--with-timestamps` of format 2.1 or later) and the target's
+/// timestamps not decreasing in offset order (a replica keeps the source's timestamps, so this
+/// holds when it holds on the source: in-order producers, or `LogAppendTime`):
+/// - `V <= E` always: no record after R is ever skipped, some may be processed again.
+/// - `V == E` exactly when R's copy is among the first [`MAX_SAME_TIME`] records at T and no
+///   record before it at T has the same fingerprint. Records sharing T, offset gaps
+///   (compaction, control records), a log that starts later, records missing elsewhere and any
+///   shift between the clusters' offsets leave it exact.
+/// - `E - V <= n - 1`, `n` the records at T (`same_time` in the plan), when an identical record
+///   (same timestamp, key, value and headers) precedes R's copy: the first is taken
+///   ([`ByTime::Matched`] with `identical > 1`), so the records from it up to R are processed
+///   again.
+/// - `E - V <= n` when more than [`MAX_SAME_TIME`] records share T and R's copy is not among
+///   the first of them ([`ByTime::Unmatched`]: `V` is the first record at T).
+/// - No offset when R is not on the target (deleted, compacted away, not replicated yet, or
+///   before its log start): [`ByTime::Missing`] or [`ByTime::BeforeStart`], refused unless
+///   clamped on request to the first record at or after T (or the log start).
+///
+/// Without a fingerprint (older snapshots): `V == E` when R is the one record at T; with `n > 1`
+/// records at T, `E - V <= n`; but when R is missing and one other record has T, that record is
+/// taken for R: `V` can be one past `E` (the only way to skip a record).
+///
+/// With timestamps out of order, `V <= E` still holds (R's copy is never before the first
+/// record at or after T), but `n` no longer bounds `E - V`: an identical record anywhere from
+/// the first record at T on can be taken, and R's copy behind a later-stamped record is not
+/// found (the partition is refused).
+fn at_time(
+    ts: chrono::DateTime<chrono::Utc>,
+    (x, y): (i64, i64),
+    (start, end): (i64, i64),
+    digest: Option<&str>,
+    read: &[RecordPrint],
+) -> ByTime {
+    let ms = ts.timestamp_millis();
+    let when = ts.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    if y == x && x == start && start > 0 && x < end {
+        ByTime::BeforeStart {
+            start,
+            why: format!(
+                "the last consumed record ({when}) is older than this cluster's first record at offset {start}: the target is before log-start {start}"
+            ),
+        }
+    } else if y == x {
+        ByTime::Missing {
+            next: x,
+            why: if x >= end {
+                format!("no record on the target at or after {when}, the time of the last consumed record: not replicated yet")
+            } else {
+                format!("no record on the target has {when}, the time of the last consumed record: the target has a gap there")
+            },
+        }
+    } else {
+        match digest {
+            None => ByTime::Unmatched {
+                first: x,
+                same_time: y - x,
+            },
+            Some(digest) => {
+                let same: Vec<&RecordPrint> = read
+                    .iter()
+                    .filter(|r| r.timestamp == Some(ms) && r.digest == digest)
+                    .collect();
+                match same.first() {
+                    Some(first) => ByTime::Matched {
+                        offset: first.offset,
+                        same_time: y - x,
+                        identical: same.len() as i64,
+                    },
+                    None if y - x > MAX_SAME_TIME => ByTime::Unmatched {
+                        first: x,
+                        same_time: y - x,
+                    },
+                    None => ByTime::Missing {
+                        next: x,
+                        why: format!(
+                            "none of the {} record(s) on the target at {when} is the last consumed record (its fingerprint differs): the target has a gap there",
+                            y - x
+                        ),
+                    },
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
