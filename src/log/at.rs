@@ -329,6 +329,59 @@ pub fn replay_group(
     (out, mine.len(), last)
 }
 
+/// One source partition's records by the group they belong to (commits, offset tombstones and
+/// the group's metadata records; the others move no group), each in log order: those of the
+/// window before the base, and those after it up to the instant.
+struct ByGroup {
+    groups: std::collections::HashMap<String, (Vec<Timed>, Vec<Timed>)>,
+}
+
+impl ByGroup {
+    fn new(before: Vec<Timed>, later: Vec<Timed>, at: i64) -> ByGroup {
+        let mut groups: std::collections::HashMap<String, (Vec<Timed>, Vec<Timed>)> =
+            std::collections::HashMap::new();
+        let group_of = |t: &Timed| match &t.record {
+            LogRecord::OffsetCommit { group, .. } | LogRecord::GroupMetadata { group, .. } => {
+                Some(group.clone())
+            }
+            _ => None,
+        };
+        for t in before {
+            if let Some(g) = group_of(&t) {
+                groups.entry(g).or_default().0.push(t);
+            }
+        }
+        for t in later.into_iter().filter(|t| t.at <= at) {
+            if let Some(g) = group_of(&t) {
+                groups.entry(g).or_default().1.push(t);
+            }
+        }
+        ByGroup { groups }
+    }
+
+    /// The group's records before the base and after it.
+    fn of(&self, group: &str) -> (&[Timed], &[Timed]) {
+        self.groups
+            .get(group)
+            .map(|(b, l)| (b.as_slice(), l.as_slice()))
+            .unwrap_or((&[], &[]))
+    }
+
+    /// The group's records, the window's first.
+    fn records(&self, group: &str) -> Vec<&Timed> {
+        let (before, later) = self.of(group);
+        before.iter().chain(later).collect()
+    }
+
+    /// Every record of the partition held (in no particular order across groups).
+    fn all(&self) -> Vec<&Timed> {
+        self.groups
+            .values()
+            .flat_map(|(b, l)| b.iter().chain(l))
+            .collect()
+    }
+}
+
 /// The segment manifests of one source partition that can hold records after `from` (ms), in
 /// log order. Pure.
 fn segments_after(
@@ -425,7 +478,7 @@ pub async fn reconstruct(
             named_new.push((g.clone(), connector.clone()));
         }
     }
-    let discover = beyond == Beyond::Discover;
+    let discovering = beyond == Beyond::Discover;
     // Only the index of the partitions needed is read: the groups' own, or every one when
     // groups created after the base are looked for.
     let required: BTreeSet<i32> = groups
@@ -434,7 +487,7 @@ pub async fn reconstruct(
         .chain(named_new.iter().map(|(g, _)| g.as_str()))
         .map(partition_of)
         .collect();
-    let needed: BTreeSet<i32> = if discover {
+    let needed: BTreeSet<i32> = if discovering {
         (0..count).collect()
     } else {
         required.clone()
@@ -445,13 +498,19 @@ pub async fn reconstruct(
     }
     let heads = super::archive::heads(store).await?;
     let metas: Vec<SegmentMeta> = all.iter().map(|(_, m)| m.meta.clone()).collect();
-    // Every group's coverage is checked before any segment is read.
+    // Every group's coverage is checked before any segment is read: once per source partition,
+    // the refusal naming the first group (in order) of a partition that is not covered.
+    let mut coverage: BTreeMap<i32, std::result::Result<(), String>> = BTreeMap::new();
     for g in groups
         .iter()
         .map(|g| g.group_id.as_str())
         .chain(named_new.iter().map(|(g, _)| g.as_str()))
     {
-        covered(&all, &metas, &heads, partition_of(g), base, req)
+        let p = partition_of(g);
+        coverage
+            .entry(p)
+            .or_insert_with(|| covered(&all, &metas, &heads, p, base, req))
+            .clone()
             .map_err(|why| req.refusal(format!("group {g}: {why}")))?;
     }
     let mut undiscovered = Vec::new();
@@ -464,66 +523,79 @@ pub async fn reconstruct(
             Err(why) => undiscovered.push(format!("__consumer_offsets[{p}] ({why})")),
         }
     }
-    // Each source partition is read once, however many groups it holds.
-    let mut read: BTreeMap<i32, (usize, Vec<Timed>, Vec<Timed>)> = BTreeMap::new();
-    for partition in &readable {
-        read.insert(
-            *partition,
-            read_partition(store, &all, *partition, base).await?,
-        );
-    }
+    // Each source partition is read once, however many groups it holds, and its records are
+    // let go before the next one is read: the groups are replayed partition by partition, each
+    // from its own records (indexed by group), and put back in their order afterwards.
     let at_ms = req.at.timestamp_millis();
-    let records_of = |p: i32| -> Vec<&Timed> {
-        let (_, before, later) = &read[&p];
-        before
-            .iter()
-            .chain(later.iter().filter(|t| t.at <= at_ms))
-            .collect()
-    };
-    let mut newcomers: Vec<GroupSnapshot> = named_new
-        .iter()
-        .map(|(g, c)| super::base::newcomer(g, &records_of(partition_of(g)), c.clone()))
-        .collect();
-    if discover {
-        let mut known = in_base.clone();
-        known.extend(named_new.iter().map(|(g, _)| g.as_str()));
-        for p in &readable {
-            let records = records_of(*p);
-            for g in super::base::discovered(&records, &base.selection, &known) {
-                if partition_of(&g) == *p {
-                    newcomers.push(super::base::newcomer(&g, &records, None));
+    let mut base_of_partition: BTreeMap<i32, Vec<usize>> = BTreeMap::new();
+    for (i, g) in groups.iter().enumerate() {
+        base_of_partition
+            .entry(partition_of(&g.group_id))
+            .or_default()
+            .push(i);
+    }
+    let mut named_of_partition: BTreeMap<i32, Vec<usize>> = BTreeMap::new();
+    for (i, (g, _)) in named_new.iter().enumerate() {
+        named_of_partition
+            .entry(partition_of(g))
+            .or_default()
+            .push(i);
+    }
+    let discover = beyond == Beyond::Discover;
+    let mut known = in_base.clone();
+    known.extend(named_new.iter().map(|(g, _)| g.as_str()));
+    let mut from_base: Vec<Option<AtGroup>> = groups.iter().map(|_| None).collect();
+    let mut from_named: Vec<Option<AtGroup>> = named_new.iter().map(|_| None).collect();
+    let mut from_log: Vec<AtGroup> = Vec::new();
+    let mut segments_read = 0;
+    for partition in &readable {
+        let (segments, before, later) = read_partition(store, &all, *partition, base).await?;
+        segments_read += segments;
+        let index = ByGroup::new(before, later, at_ms);
+        let replayed = |g: &GroupSnapshot, in_base: bool| {
+            let (before, later) = index.of(&g.group_id);
+            let (snapshot, records, last) = replay_group(g, before, later, at_ms, &req.filter);
+            AtGroup {
+                source: Source {
+                    group_id: g.group_id.clone(),
+                    source_partition: *partition,
+                    segments,
+                    records,
+                    last_record_at: last.and_then(DateTime::from_timestamp_millis),
+                    committed: !snapshot.partitions.is_empty(),
+                    in_base,
+                },
+                snapshot,
+            }
+        };
+        for i in base_of_partition.get(partition).into_iter().flatten() {
+            from_base[*i] = Some(replayed(&groups[*i], true));
+        }
+        for i in named_of_partition.get(partition).into_iter().flatten() {
+            let (g, c) = &named_new[*i];
+            let newcomer = super::base::newcomer(g, &index.records(g), c.clone());
+            from_named[*i] = Some(replayed(&newcomer, false));
+        }
+        if discover {
+            for g in super::base::discovered(&index.all(), &base.selection, &known) {
+                if partition_of(&g) == *partition {
+                    let newcomer = super::base::newcomer(&g, &index.records(&g), None);
+                    let at = replayed(&newcomer, false);
+                    // A group found in the log but without an offset at the instant did not
+                    // exist then.
+                    if at.source.committed {
+                        from_log.push(at);
+                    }
                 }
             }
         }
     }
-    let named_ids: BTreeSet<&str> = named_new.iter().map(|(g, _)| g.as_str()).collect();
-    let mut out: Vec<AtGroup> = Vec::new();
-    for (g, from_base) in groups
-        .iter()
-        .map(|g| (g, true))
-        .chain(newcomers.iter().map(|g| (g, false)))
-    {
-        let partition = partition_of(&g.group_id);
-        let (segments, before, later) = &read[&partition];
-        let (snapshot, records, last) = replay_group(g, before, later, at_ms, &req.filter);
-        let committed = !snapshot.partitions.is_empty();
-        // A group found in the log but without an offset at the instant did not exist then.
-        if !from_base && !committed && !named_ids.contains(g.group_id.as_str()) {
-            continue;
-        }
-        out.push(AtGroup {
-            source: Source {
-                group_id: g.group_id.clone(),
-                source_partition: partition,
-                segments: *segments,
-                records,
-                last_record_at: last.and_then(DateTime::from_timestamp_millis),
-                committed,
-                in_base: from_base,
-            },
-            snapshot,
-        });
-    }
+    let out: Vec<AtGroup> = from_base
+        .into_iter()
+        .chain(from_named)
+        .map(|g| g.expect("every group's partition was read"))
+        .chain(from_log)
+        .collect();
     let sources: Vec<&ConnectorSnapshot> = connectors
         .iter()
         .filter(|c| c.connector_type == "source")
@@ -542,7 +614,7 @@ pub async fn reconstruct(
         base_id: base.id.clone(),
         base_created_at: base.created_at,
         groups: out,
-        segments: read.values().map(|(n, _, _)| n).sum::<usize>() + connect_segments,
+        segments: segments_read + connect_segments,
         left_out: share.into_iter().map(|g| g.group_id).collect(),
         connectors,
         sources_as_snapshot,
