@@ -2,8 +2,9 @@
 //! topic-partition, with unexplained rewinds, restores and deletions marked, as SVG or PNG (by
 //! the file's extension). What to draw is computed from the [`History`] first ([`Plot::of`],
 //! pure); drawing it is plotters'. The PNG's text is set in the DejaVu Sans Mono font shipped in
-//! `assets/fonts` (its licence beside it), so no system font is needed; the SVG names a generic
-//! font family and leaves the text to the viewer.
+//! `assets/fonts` (its licence beside it), so no system font is needed, and laid out by
+//! [`super::plot_text`] (each glyph at its own bearing); the SVG names a generic font family and
+//! leaves the text to the viewer.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -189,7 +190,7 @@ fn register_font() -> Result<()> {
         plotters::style::register_font(
             "sans-serif",
             FontStyle::Normal,
-            include_bytes!("../../assets/fonts/DejaVuSansMono.ttf"),
+            super::plot_text::FONT_BYTES,
         )
         .is_ok()
     });
@@ -306,7 +307,8 @@ pub fn write(h: &History, target: &PlotTarget) -> Result<()> {
         PlotFormat::Svg => std::fs::write(path, svg(&p)?).map_err(|e| failed(path, e)),
         PlotFormat::Png => {
             register_font()?;
-            let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+            let backend = BitMapBackend::new(path, SIZE);
+            let root = super::plot_text::TextFixed(backend).into_drawing_area();
             draw(&root, &p).map_err(|e| failed(path, e))
         }
     }

@@ -15,6 +15,7 @@ mod log;
 mod mcp;
 mod mirror;
 pub mod output;
+mod plot_text;
 mod prune;
 mod reset;
 mod restore;
