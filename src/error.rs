@@ -127,6 +127,8 @@ pub enum Error {
         detail: String,
         /// The exit code of the underlying error.
         exit_code: i32,
+        /// The underlying error's [`Error::cause`].
+        cause: &'static str,
     },
 
     #[error("{0}")]
@@ -190,6 +192,35 @@ impl Error {
             Error::VerifyFailed(_) => exit::VERIFY_FAILED,
             Error::OtherCluster { .. } => exit::OTHER_CLUSTER,
             Error::Internal(_) => exit::FAILURE,
+        }
+    }
+
+    /// What failed, as the `cause` label of `serve`'s failure metric: `kafka_unreachable`,
+    /// `kafka`, `connect`, `store`, `access_denied`, `timeout`, `integrity`, `usage` or `other`.
+    pub fn cause(&self) -> &'static str {
+        match self {
+            Error::KafkaUnreachable { .. } => "kafka_unreachable",
+            Error::Kafka { code: Some(c), .. } if is_access_code(*c) => "access_denied",
+            Error::Connect {
+                status: 401 | 403, ..
+            } => "access_denied",
+            Error::Kafka { .. } | Error::OtherCluster { .. } => "kafka",
+            Error::ConnectUnreachable { .. } | Error::Connect { .. } => "connect",
+            Error::Store { .. } => "store",
+            Error::AccessDenied { .. } => "access_denied",
+            Error::Timeout { .. } => "timeout",
+            Error::Integrity { .. }
+            | Error::UnsupportedFormat { .. }
+            | Error::Decode { .. }
+            | Error::VerifyFailed(_) => "integrity",
+            Error::Usage(_) | Error::ReadFile { .. } => "usage",
+            Error::Incomplete { cause, .. } => cause,
+            Error::NotFound { .. }
+            | Error::Blocked(_)
+            | Error::PlanChanged { .. }
+            | Error::NotApplicable(_)
+            | Error::Approval { .. }
+            | Error::Internal(_) => "other",
         }
     }
 
@@ -325,6 +356,55 @@ mod tests {
             let e = Error::kafka_code("OffsetFetch", code, "k:9092", "detail", t);
             assert_eq!(e.exit_code(), want, "{code:?}: {e}");
             assert!(e.to_string().contains(words), "{code:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn causes_name_what_failed() {
+        use rdkafka::types::RDKafkaErrorCode as C;
+        let t = std::time::Duration::from_secs(30);
+        let code = |c| Error::kafka_code("OffsetFetch", c, "k:9092", "detail", t);
+        let unreachable = Error::KafkaUnreachable {
+            bootstrap: "k:9092".into(),
+            detail: "refused".into(),
+        };
+        let cases = [
+            (unreachable, "kafka_unreachable"),
+            (code(C::GroupAuthorizationFailed), "access_denied"),
+            (code(C::UnknownTopicOrPartition), "kafka"),
+            (code(C::OperationTimedOut), "timeout"),
+            (
+                Error::ConnectUnreachable {
+                    url: "http://c:8083".into(),
+                    detail: "refused".into(),
+                },
+                "connect",
+            ),
+            (
+                Error::Connect {
+                    url: "http://c:8083".into(),
+                    method: "GET",
+                    path: "/connectors".into(),
+                    status: 403,
+                    message: "no".into(),
+                },
+                "access_denied",
+            ),
+            (Error::store("s3://b", "refused"), "store"),
+            (
+                Error::Incomplete {
+                    part: "connector c".into(),
+                    detail: "refused".into(),
+                    exit_code: exit::UNREACHABLE,
+                    cause: "connect",
+                },
+                "connect",
+            ),
+            (Error::usage("bad flag"), "usage"),
+            (Error::Internal("?".into()), "other"),
+        ];
+        for (e, want) in cases {
+            assert_eq!(e.cause(), want, "{e}");
         }
     }
 

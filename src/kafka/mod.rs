@@ -116,8 +116,16 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'sta
 
 /// Reads the cluster id within the timeout, one short try at a time; between tries, serves
 /// librdkafka's events so that an authentication failure ends the wait at once, named as such.
-fn first_contact(consumer: &BaseConsumer<RecordingContext>, s: &KafkaSettings) -> Result<String> {
+/// `trouble` hears each new error librdkafka reports while the wait goes on (a refused
+/// connection, a name that does not resolve), so that a caller can say why long before the
+/// timeout ends the wait.
+fn first_contact(
+    consumer: &BaseConsumer<RecordingContext>,
+    s: &KafkaSettings,
+    trouble: &mut dyn FnMut(&str),
+) -> Result<String> {
     let deadline = Instant::now() + s.timeout;
+    let mut told: Option<RDKafkaErrorCode> = None;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         let attempt = left
@@ -134,6 +142,12 @@ fn first_contact(consumer: &BaseConsumer<RecordingContext>, s: &KafkaSettings) -
             .is_some_and(|(code, _)| crate::error::is_access_code(*code));
         if denied || Instant::now() >= deadline {
             return Err(no_cluster_id(s, last));
+        }
+        // Told once per error code: librdkafka's text of a repeated error changes ("1
+        // identical error(s) suppressed").
+        if let Some((code, reason)) = last.filter(|(code, _)| told != Some(*code)) {
+            trouble(&format!("{reason} ({code:?})"));
+            told = Some(code);
         }
     }
 }
@@ -163,6 +177,15 @@ impl KafkaClient {
     /// Creates the client and proves the cluster is reachable by reading its cluster id, within
     /// the configured timeout.
     pub async fn connect(settings: KafkaSettings) -> Result<Self> {
+        Self::connect_watched(settings, |_| {}).await
+    }
+
+    /// [`KafkaClient::connect`], telling `trouble` each new client error seen while it waits
+    /// for the cluster to answer (the wait goes on until the timeout, as for `connect`).
+    pub async fn connect_watched(
+        settings: KafkaSettings,
+        mut trouble: impl FnMut(&str) + Send + 'static,
+    ) -> Result<Self> {
         if settings.bootstrap.trim().is_empty() {
             return Err(Error::usage(
                 "no Kafka bootstrap servers: pass --bootstrap-server HOST:PORT or set OFFSET_VAULT_BOOTSTRAP_SERVER",
@@ -174,7 +197,7 @@ impl KafkaClient {
             let consumer: BaseConsumer<RecordingContext> = client_config(&s)
                 .create_with_context(RecordingContext::default())
                 .map_err(|e| Error::usage(format!("invalid Kafka client configuration: {e}")))?;
-            let cluster_id = first_contact(&consumer, &s)?;
+            let cluster_id = first_contact(&consumer, &s, &mut trouble)?;
             Ok(KafkaClient {
                 inner: Arc::new(consumer),
                 settings: s,

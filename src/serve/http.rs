@@ -1,8 +1,12 @@
 //! `/metrics`, `/healthz` and `/readyz` over HTTP (axum).
 //!
-//! `/healthz` answers 200 while the scheduler's loop turns (it beats every second); `/readyz`
-//! answers 200 when the last check reached Kafka (its metadata) and the store (a listing), else
-//! 503 with the reason; a check is made at most every [`READY_EVERY`].
+//! `/healthz` answers 200 while the scheduler's loop turns (it beats every second). `/readyz`
+//! answers at once from what is known: 503 with the reason while Kafka does not answer (a
+//! connection that meets an error says so within about a second, long before its timeout),
+//! 503 until the first check of Kafka (its metadata) and the store (a listing) has passed, and
+//! after a check that failed; 200 otherwise. The checks run in the background, one
+//! [`READY_EVERY`] after the last ended; each failed part is counted in
+//! `offset_vault_failures_by_cause_total{job="readyz"}`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -13,15 +17,17 @@ use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
-use tokio::sync::{watch, Mutex};
+use tokio::sync::watch;
 
 use super::jobs::Shared;
 use crate::error::{Error, Result};
 
-/// The longest a readiness answer is reused.
+/// The pause between two readiness checks.
 pub const READY_EVERY: Duration = Duration::from_secs(5);
 /// The loop is taken for stuck when it has not beaten for this long.
 const HEALTHY_WITHIN: Duration = Duration::from_secs(30);
+/// What `/readyz` says before the first check has ended.
+pub const FIRST_CHECK: &str = "the first check of Kafka and the store has not ended yet";
 
 /// What the HTTP handlers read.
 #[derive(Debug)]
@@ -29,8 +35,8 @@ pub struct Health {
     pub shared: Arc<Shared>,
     /// The scheduler's last beat.
     pub beat: std::sync::Mutex<Instant>,
-    /// The last readiness check: when, and the reason it failed (`None`: ready).
-    ready: Mutex<Option<(Instant, Option<String>)>>,
+    /// Why the last check failed (`None`: it passed; before the first, [`FIRST_CHECK`]).
+    checked: std::sync::Mutex<Option<String>>,
 }
 
 impl Health {
@@ -38,7 +44,7 @@ impl Health {
         Health {
             shared,
             beat: std::sync::Mutex::new(Instant::now()),
-            ready: Mutex::new(None),
+            checked: std::sync::Mutex::new(Some(FIRST_CHECK.into())),
         }
     }
 
@@ -55,42 +61,95 @@ impl Health {
             .unwrap_or(false)
     }
 
-    /// Checks Kafka and the store (at most every [`READY_EVERY`]); `None` when both answer.
-    pub async fn readiness(&self) -> Option<String> {
-        let mut last = self.ready.lock().await;
-        if let Some((at, why)) = last.as_ref() {
-            if at.elapsed() < READY_EVERY {
-                return why.clone();
-            }
-        }
-        let why = self.check().await.err().map(|e| e.to_string());
+    /// Why the service is not ready (`None`: ready), without waiting: Kafka's trouble as soon
+    /// as a connection meets it, else the last check's answer.
+    pub fn readiness(&self) -> Option<String> {
+        let why = self.shared.kafka_trouble().or_else(|| {
+            self.checked
+                .lock()
+                .map(|c| c.clone())
+                .unwrap_or_else(|_| Some("the readiness state is unreadable".into()))
+        });
         self.shared.metrics.ready.set(i64::from(why.is_none()));
-        *last = Some((Instant::now(), why.clone()));
         why
     }
 
-    async fn check(&self) -> Result<()> {
+    /// Checks Kafka and the store every [`READY_EVERY`] until `stop`; a change of readiness
+    /// is logged.
+    pub async fn check_loop(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
+        let mut was = Some(FIRST_CHECK.to_string());
+        while !*stop.borrow() {
+            let why = self.check().await;
+            if let Ok(mut c) = self.checked.lock() {
+                c.clone_from(&why);
+            }
+            let now = self.readiness();
+            if now != was {
+                match &now {
+                    None => tracing::info!("ready: Kafka and the store answer"),
+                    Some(why) => tracing::warn!("not ready: {why}"),
+                }
+                was = now;
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(READY_EVERY) => {}
+                _ = stop.wait_for(|s| *s) => {}
+            }
+        }
+    }
+
+    /// One check of Kafka and the store, side by side; the reasons of the parts that failed.
+    async fn check(&self) -> Option<String> {
+        let (kafka, store) = tokio::join!(self.check_kafka(), self.check_store());
+        let mut why = Vec::new();
+        for (part, result) in [("Kafka", kafka), ("the store", store)] {
+            if let Err(e) = result {
+                self.shared.metrics.record_failure("readyz", &e);
+                why.push(format!("{part}: {e}"));
+            }
+        }
+        (!why.is_empty()).then(|| why.join("; "))
+    }
+
+    /// A connection (which waits up to --timeout, saying why meanwhile), then a metadata
+    /// request within at most 10 s.
+    async fn check_kafka(&self) -> Result<()> {
+        let k = self.shared.kafka("readiness check").await?;
         let bound = self.shared.timeout.min(Duration::from_secs(10));
-        let timed_out = |what: &str| {
-            Error::Internal(format!(
-                "{what} did not answer within {}",
-                humantime::format_duration(bound)
-            ))
-        };
-        let kafka = async {
-            let k = self.shared.kafka().await?;
-            k.metadata().await.map(|_| ())
-        };
-        tokio::time::timeout(bound, kafka)
-            .await
-            .map_err(|_| timed_out("Kafka"))?
-            .map_err(|e| Error::Internal(format!("Kafka: {e}")))?;
+        match tokio::time::timeout(bound, k.metadata()).await {
+            Ok(Ok(_)) => {
+                self.shared.kafka_answered();
+                Ok(())
+            }
+            Ok(Err(e)) => {
+                self.shared.forget_kafka().await;
+                Err(e)
+            }
+            Err(_) => {
+                self.shared.forget_kafka().await;
+                Err(Error::Timeout {
+                    service: "Kafka",
+                    op: "metadata".into(),
+                    after: bound,
+                    detail: format!("no answer from {}", self.shared.settings.bootstrap),
+                })
+            }
+        }
+    }
+
+    /// A listing of the leases' folder within at most 10 s.
+    async fn check_store(&self) -> Result<()> {
+        let bound = self.shared.timeout.min(Duration::from_secs(10));
         let store = self.shared.store(None)?;
-        tokio::time::timeout(bound, store.folders(super::lease::PREFIX))
-            .await
-            .map_err(|_| timed_out("the store"))?
-            .map_err(|e| Error::Internal(format!("the store: {e}")))?;
-        Ok(())
+        match tokio::time::timeout(bound, store.folders(super::lease::PREFIX)).await {
+            Ok(listed) => listed.map(|_| ()),
+            Err(_) => Err(Error::Timeout {
+                service: "the store",
+                op: "a listing".into(),
+                after: bound,
+                detail: format!("no answer from {}", store.url()),
+            }),
+        }
     }
 }
 
@@ -113,7 +172,7 @@ async fn healthz(State(h): State<Arc<Health>>) -> impl IntoResponse {
 }
 
 async fn readyz(State(h): State<Arc<Health>>) -> impl IntoResponse {
-    match h.readiness().await {
+    match h.readiness() {
         None => (StatusCode::OK, "ready\n".to_string()),
         Some(why) => (
             StatusCode::SERVICE_UNAVAILABLE,
@@ -135,8 +194,9 @@ pub async fn serve(
         .route("/metrics", get(metrics))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
-        .with_state(health);
+        .with_state(health.clone());
     tracing::info!("metrics and health on http://{addr}/ (/metrics, /healthz, /readyz)");
+    tokio::spawn(health.clone().check_loop(stop.clone()));
     Ok(tokio::spawn(async move {
         let shutdown = async move {
             let _ = stop.wait_for(|s| *s).await;

@@ -90,6 +90,9 @@ pub fn check_name(name: &str) -> Result<()> {
 pub struct Shared {
     pub settings: KafkaSettings,
     kafka: tokio::sync::Mutex<Option<KafkaClient>>,
+    /// Why Kafka does not answer, while a connection waits or since one failed (`None` once
+    /// one succeeds): what `/readyz` and a skipped slot say.
+    kafka_trouble: Arc<std::sync::Mutex<Option<String>>>,
     pub connect: Vec<ConnectClient>,
     pub store_url: String,
     pub timeout: Duration,
@@ -112,6 +115,7 @@ impl Shared {
         Shared {
             settings,
             kafka: tokio::sync::Mutex::new(None),
+            kafka_trouble: Default::default(),
             connect,
             store_url,
             timeout,
@@ -123,14 +127,66 @@ impl Shared {
     }
 
     /// The Kafka client, connected on first use (a broker that is away at start is not fatal).
-    pub async fn kafka(&self) -> Result<KafkaClient> {
-        let mut held = self.kafka.lock().await;
+    /// `who` (`job snapshot slot ...`) names the caller in the log: a connection that meets
+    /// an error is logged at once with the error, not only when the timeout ends the wait.
+    pub async fn kafka(&self, who: &str) -> Result<KafkaClient> {
+        let mut held = self.lock_kafka(who).await;
         if let Some(k) = held.as_ref() {
             return Ok(k.clone());
         }
-        let k = KafkaClient::connect(self.settings.clone()).await?;
-        *held = Some(k.clone());
-        Ok(k)
+        let (trouble, who_, bootstrap) = (
+            self.kafka_trouble.clone(),
+            who.to_string(),
+            self.settings.bootstrap.clone(),
+        );
+        let wait = humantime::format_duration(self.settings.timeout);
+        let connected = KafkaClient::connect_watched(self.settings.clone(), move |why| {
+            let why = format!("Kafka at {bootstrap} does not answer yet: {why}");
+            tracing::warn!("{who_}: {why}; still trying, for up to {wait}");
+            set(&trouble, Some(why));
+        })
+        .await;
+        match connected {
+            Ok(k) => {
+                set(&self.kafka_trouble, None);
+                *held = Some(k.clone());
+                Ok(k)
+            }
+            Err(e) => {
+                set(&self.kafka_trouble, Some(e.to_string()));
+                Err(e)
+            }
+        }
+    }
+
+    /// The client's lock; while another caller holds it (connecting), says once a second what
+    /// the connection has met so far, if it changed.
+    async fn lock_kafka(&self, who: &str) -> tokio::sync::MutexGuard<'_, Option<KafkaClient>> {
+        let lock = self.kafka.lock();
+        tokio::pin!(lock);
+        let mut told = None;
+        loop {
+            tokio::select! {
+                held = &mut lock => return held,
+                _ = tokio::time::sleep(Duration::from_secs(1)) => {
+                    let now = self.kafka_trouble();
+                    if now.is_some() && now != told {
+                        tracing::warn!("{who}: waits for Kafka: {}", now.as_deref().unwrap_or_default());
+                        told = now;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Why Kafka does not answer (see [`Shared::kafka`]); `None` when nothing is known wrong.
+    pub fn kafka_trouble(&self) -> Option<String> {
+        self.kafka_trouble.lock().ok().and_then(|t| t.clone())
+    }
+
+    /// Records that Kafka answered (the readiness check's metadata request).
+    pub fn kafka_answered(&self) {
+        set(&self.kafka_trouble, None);
     }
 
     /// Drops the Kafka client after a failure, so that the next run connects anew (a restarted
@@ -154,6 +210,12 @@ impl Shared {
     }
 }
 
+fn set(slot: &std::sync::Mutex<Option<String>>, value: Option<String>) {
+    if let Ok(mut s) = slot.lock() {
+        *s = value;
+    }
+}
+
 /// What one run did, for the log and the metrics.
 #[derive(Debug, Default)]
 pub struct Report {
@@ -168,18 +230,30 @@ fn store_failure(e: &Error) -> bool {
 
 impl Work {
     /// One run, without retries.
-    async fn run(&self, shared: &Shared, store: &Store, now: DateTime<Utc>) -> Result<Report> {
+    /// `who` names the run in the log (`job NAME slot T`).
+    async fn run(
+        &self,
+        who: &str,
+        shared: &Shared,
+        store: &Store,
+        now: DateTime<Utc>,
+    ) -> Result<Report> {
         match self {
-            Work::Snapshot(opts) => snapshot(shared, store, opts).await,
+            Work::Snapshot(opts) => snapshot(who, shared, store, opts).await,
             Work::Prune(opts) => prune(store, opts, now).await,
             Work::Verify { within } => verify(shared, store, *within, now).await,
-            Work::Expiry(opts) => expiry(shared, store, opts).await,
+            Work::Expiry(opts) => expiry(who, shared, store, opts).await,
         }
     }
 }
 
-async fn snapshot(shared: &Shared, store: &Store, opts: &CaptureOptions) -> Result<Report> {
-    let kafka = shared.kafka().await?;
+async fn snapshot(
+    who: &str,
+    shared: &Shared,
+    store: &Store,
+    opts: &CaptureOptions,
+) -> Result<Report> {
+    let kafka = shared.kafka(who).await?;
     let (m, _warnings) = crate::snapshot::take(store, &kafka, &shared.connect, opts).await?;
     Ok(Report {
         summary: format!(
@@ -267,11 +341,12 @@ async fn verify(
 }
 
 async fn expiry(
+    who: &str,
     shared: &Shared,
     store: &Store,
     opts: &crate::expiry::ExpiryOptions,
 ) -> Result<Report> {
-    let kafka = shared.kafka().await?;
+    let kafka = shared.kafka(who).await?;
     let report = crate::expiry::guard(&kafka, store, &shared.connect, opts).await?;
     shared
         .metrics
@@ -314,9 +389,10 @@ pub async fn run_slot(
     let started = Instant::now();
     let waits = retry_waits(job.schedule.slot_length(slot), TRIES);
     let mut attempt = 0;
+    let who = format!("job {} slot {slot}", job.name);
     let outcome = loop {
         let result = match shared.store(job.store.as_deref()) {
-            Ok(store) => job.work.run(&shared, &store, Utc::now()).await,
+            Ok(store) => job.work.run(&who, &shared, &store, Utc::now()).await,
             Err(e) => Err(e),
         };
         match result {
@@ -338,6 +414,7 @@ pub async fn run_slot(
                 break Outcome::Success;
             }
             Err(e) => {
+                shared.metrics.record_failure(&job.name, &e);
                 let store = store_failure(&e);
                 if !store {
                     shared.forget_kafka().await;
@@ -399,7 +476,7 @@ pub async fn run_follower(
         let started = Instant::now();
         let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let result = async {
-            let kafka = shared.kafka().await?;
+            let kafka = shared.kafka("follower").await?;
             let store = shared.store(spec.store.as_deref())?;
             let run = crate::log::follow::follow(
                 &kafka,
@@ -443,6 +520,7 @@ pub async fn run_follower(
                 pause = Duration::from_secs(1);
             }
             Err(e) => {
+                m.record_failure(JOB, &e);
                 tracing::error!(
                     "follower failed: {e}; starting again in {}",
                     humantime::format_duration(pause)

@@ -31,6 +31,13 @@ pub struct RunLabel {
     pub outcome: String,
 }
 
+/// A failure's job (or `readyz` for the readiness check) and [`Error::cause`].
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CauseLabel {
+    pub job: String,
+    pub cause: String,
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct TopicLabel {
     pub topic: String,
@@ -88,6 +95,7 @@ pub struct Metrics {
     pub follower_segments: Family<TopicLabel, Counter>,
     pub follower_rewinds: Family<TopicLabel, Counter>,
     pub store_errors: Family<JobLabel, Counter>,
+    pub failures_by_cause: Family<CauseLabel, Counter>,
     pub verify_failures: Counter,
     pub groups_near_expiry: Gauge,
     pub ready: Gauge,
@@ -139,6 +147,7 @@ impl Metrics {
             failures: Family::default(),
             duration: Family::new_with_constructor(duration_histogram),
             skipped_slots: Family::default(),
+            failures_by_cause: Family::default(),
             taken_elsewhere: Family::default(),
             snapshot_groups: Family::default(),
             snapshot_rows: Family::default(),
@@ -189,6 +198,11 @@ impl Metrics {
             "offset_vault_job_duration_seconds",
             "How long the job's runs took, retries included",
             self.duration.clone(),
+        );
+        r.register(
+            "offset_vault_failures_by_cause",
+            "Failed tries, by job (readyz: the readiness check) and cause (kafka_unreachable, kafka, connect, store, access_denied, timeout, integrity, usage, other); a run's retries each count",
+            self.failures_by_cause.clone(),
         );
         r.register(
             "offset_vault_job_skipped_slots",
@@ -289,6 +303,16 @@ impl Metrics {
             .get_or_create(&RunLabel {
                 job: name.into(),
                 outcome: word.into(),
+            })
+            .inc();
+    }
+
+    /// Counts one failed try of `job` (a run's try, a lease, the follower, `readyz`) by its cause.
+    pub fn record_failure(&self, job: &str, error: &Error) {
+        self.failures_by_cause
+            .get_or_create(&CauseLabel {
+                job: job.into(),
+                cause: error.cause().into(),
             })
             .inc();
     }
@@ -397,6 +421,13 @@ mod tests {
             ended,
         );
         m.set_interval("hourly", 3600.0);
+        let unreachable = Error::KafkaUnreachable {
+            bootstrap: "127.0.0.1:1".into(),
+            detail: "Connection refused".into(),
+        };
+        m.record_failure("hourly", &unreachable);
+        m.record_failure("hourly", &unreachable);
+        m.record_failure("readyz", &Error::Internal("?".into()));
         let text = m.encode();
         for line in [
             "offset_vault_job_last_success_timestamp_seconds{job=\"hourly\"} 1796378405.25",
@@ -408,6 +439,8 @@ mod tests {
             "offset_vault_job_duration_seconds_count{job=\"hourly\"} 2",
             "offset_vault_job_interval_seconds{job=\"hourly\"} 3600.0",
             "offset_vault_ready 0",
+            "offset_vault_failures_by_cause_total{job=\"hourly\",cause=\"kafka_unreachable\"} 2",
+            "offset_vault_failures_by_cause_total{job=\"readyz\",cause=\"other\"} 1",
             "offset_vault_verify_failures_total 0",
             "# TYPE offset_vault_job_duration_seconds histogram",
         ] {

@@ -133,8 +133,12 @@ async fn job_loop(job: Arc<Job>, shared: Arc<Shared>, mut stop: watch::Receiver<
                     .skipped_slots
                     .get_or_create(&metrics::job(&job.name))
                     .inc();
+                let waits = shared
+                    .kafka_trouble()
+                    .map(|why| format!(" (it waits for Kafka: {why})"))
+                    .unwrap_or_default();
                 tracing::warn!(
-                    "job {} slot {slot} skipped: its last run is still going",
+                    "job {} slot {slot} skipped: its last run is still going{waits}",
                     job.name
                 );
             }
@@ -191,6 +195,7 @@ async fn take_and_run(
         }
         Err(e) => {
             tracing::error!("job {} slot {slot}: cannot take its lease: {e}", job.name);
+            shared.metrics.record_failure(&job.name, &e);
             shared.metrics.record_run(
                 &job.name,
                 metrics::Outcome::Failure {

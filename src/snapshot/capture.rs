@@ -85,6 +85,7 @@ fn unreadable(what: String, error: &Error) -> Error {
         part: what,
         detail: error.to_string(),
         exit_code: error.exit_code(),
+        cause: error.cause(),
     }
 }
 
@@ -202,6 +203,7 @@ async fn snapshot_connector(
                 part: format!("the offsets of source connector {}", info.name),
                 detail: why.clone(),
                 exit_code: crate::error::exit::UNREACHABLE,
+                cause: "connect",
             };
             (None, Some(why), Some(gap))
         }

@@ -739,3 +739,187 @@ async fn the_expiry_guard_job_and_the_one_shot_command_report_groups_near_expiry
         );
     }
 }
+
+/// `serve` with arguments of its own (no test broker, Connect or store from the environment).
+fn serve_alone(args: &[&str], env: &[(&str, &str)]) -> crate::support::follower::Follower {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_offset-vault"));
+    cmd.arg("serve")
+        .args(args)
+        .env_remove("OFFSET_VAULT_BOOTSTRAP_SERVER")
+        .env_remove("OFFSET_VAULT_CONNECT_URL")
+        .env_remove("OFFSET_VAULT_STORE")
+        .env_remove("OFFSET_VAULT_CONFIG")
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env("OFFSET_VAULT_LOG", "info,librdkafka=off");
+    crate::support::follower::Follower::spawn(cmd, env)
+}
+
+/// The first `/readyz` answer once the HTTP server is up, and how long that request took.
+async fn first_readyz(port: u16) -> (u16, String, Duration) {
+    eventually("the HTTP server up", Duration::from_secs(20), || async {
+        let asked = std::time::Instant::now();
+        serve::get(port, "/readyz")
+            .await
+            .map(|(code, body)| (code, body, asked.elapsed()))
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unreachable_broker_is_named_at_once_in_readyz_the_log_and_the_metrics() {
+    if !env::require_python() {
+        return;
+    }
+    // A port nobody listens on: every connection is refused.
+    let closed = free_port();
+    let bootstrap = format!("127.0.0.1:{closed}");
+    let (_dir, store) = local_store();
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut s = serve_alone(
+        &[
+            "--bootstrap-server",
+            &bootstrap,
+            "--store",
+            &store,
+            "--timeout",
+            "15s",
+            "--snapshot-every",
+            "5s",
+            "--all-groups",
+            "--listen",
+            &listen,
+        ],
+        &[],
+    );
+    // Not ready from the first answer on, and that answer does not wait for a check (the
+    // connection's timeout is 15 s).
+    let (code, body, took) = first_readyz(port).await;
+    assert_eq!(code, 503, "{body}");
+    assert!(took < Duration::from_secs(3), "/readyz took {took:?}");
+    // The refused connection is named long before the 15 s timeout ends the wait, in /readyz
+    // and in the log of the slot that waits.
+    let named = format!("Kafka at {bootstrap} does not answer yet");
+    let body = eventually(
+        "/readyz naming the refusal",
+        Duration::from_secs(5),
+        || async {
+            let (code, body) = serve::get(port, "/readyz").await?;
+            (code == 503 && body.contains(&named)).then_some(body)
+        },
+    )
+    .await;
+    assert!(body.contains("Connection refused"), "{body}");
+    let log = s
+        .wait_for(
+            "the slot naming the refusal",
+            Duration::from_secs(6),
+            |err| {
+                err.lines()
+                    .find(|l| l.contains("job snapshot slot") && l.contains("Connection refused"))
+                    .map(str::to_string)
+            },
+        )
+        .await;
+    assert!(log.contains("Kafka"), "{log}");
+    // Once a try has failed (after the timeout), each failure is counted by its cause.
+    let cause = |job: &'static str| [("job", job), ("cause", "kafka_unreachable")];
+    let samples = eventually(
+        "failures by cause in /metrics",
+        Duration::from_secs(40),
+        || async {
+            let (samples, _) = scrape(port).await;
+            let counted = |job| {
+                value(
+                    &samples,
+                    "offset_vault_failures_by_cause_total",
+                    &cause(job),
+                )
+                .is_some_and(|v| v >= 1.0)
+            };
+            (counted("snapshot") && counted("readyz")).then_some(samples)
+        },
+    )
+    .await;
+    assert_eq!(value(&samples, "offset_vault_ready", &[]), Some(0.0));
+    assert!(
+        !samples
+            .iter()
+            .any(|x| x.name == "offset_vault_failures_by_cause_total"
+                && x.labels.get("cause").map(String::as_str) == Some("store")),
+        "the store answered: {samples:?}"
+    );
+    let (code, _) = serve::get(port, "/healthz").await.unwrap();
+    assert_eq!(code, 200, "the loop turns while Kafka is away");
+    assert!(s.alive());
+    serve::stop(s).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unreachable_store_is_named_in_readyz_and_counted_as_the_store() {
+    if !env::require_kafka() || !env::require_python() {
+        return;
+    }
+    let closed = free_port();
+    let endpoint = format!("http://127.0.0.1:{closed}");
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let bootstrap = env::bootstrap();
+    let mut s = serve_alone(
+        &[
+            "--bootstrap-server",
+            &bootstrap,
+            "--store",
+            "s3://offset-vault-nowhere/serve",
+            "--timeout",
+            "8s",
+            "--snapshot-every",
+            "5s",
+            "--all-groups",
+            "--listen",
+            &listen,
+        ],
+        &[
+            ("AWS_ENDPOINT", endpoint.as_str()),
+            ("AWS_ENDPOINT_URL", endpoint.as_str()),
+        ],
+    );
+    let (code, body, _) = first_readyz(port).await;
+    assert_eq!(code, 503, "{body}");
+    let body = eventually(
+        "/readyz naming the store",
+        Duration::from_secs(20),
+        || async {
+            let (code, body) = serve::get(port, "/readyz").await?;
+            (code == 503 && body.contains("the store:")).then_some(body)
+        },
+    )
+    .await;
+    assert!(!body.contains("Kafka:"), "Kafka answers: {body}");
+    let store_cause = |job: &'static str| [("job", job), ("cause", "store")];
+    eventually(
+        "store failures in /metrics",
+        Duration::from_secs(30),
+        || async {
+            let (samples, _) = scrape(port).await;
+            let counted = |job| {
+                value(
+                    &samples,
+                    "offset_vault_failures_by_cause_total",
+                    &store_cause(job),
+                )
+                .is_some_and(|v| v >= 1.0)
+            };
+            (counted("snapshot") && counted("readyz")).then_some(())
+        },
+    )
+    .await;
+    let log = s.stderr();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("job snapshot slot") && l.contains(&endpoint)),
+        "{log}"
+    );
+    assert!(s.alive());
+    serve::stop(s).await;
+}
