@@ -10,6 +10,7 @@ mod environment;
 mod expiry;
 mod group_types;
 mod group_types_env;
+mod image;
 mod log;
 mod log_at;
 mod log_connect;
