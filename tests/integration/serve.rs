@@ -742,16 +742,27 @@ async fn the_expiry_guard_job_and_the_one_shot_command_report_groups_near_expiry
 
 /// `serve` with arguments of its own (no test broker, Connect or store from the environment).
 fn serve_alone(args: &[&str], env: &[(&str, &str)]) -> crate::support::follower::Follower {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_offset-vault"));
-    cmd.arg("serve")
-        .args(args)
-        .env_remove("OFFSET_VAULT_BOOTSTRAP_SERVER")
-        .env_remove("OFFSET_VAULT_CONNECT_URL")
-        .env_remove("OFFSET_VAULT_STORE")
-        .env_remove("OFFSET_VAULT_CONFIG")
-        .env("XDG_CONFIG_HOME", "/nonexistent")
-        .env("OFFSET_VAULT_LOG", "info,librdkafka=off");
-    crate::support::follower::Follower::spawn(cmd, env)
+    let mut all = vec!["serve"];
+    all.extend_from_slice(args);
+    serve::start_with(&all, env)
+}
+
+/// Waits until `/metrics` counts a failure of `cause` for the snapshot job and for the readiness
+/// check; the samples then.
+async fn failures_counted(port: u16, cause: &'static str, within: Duration) -> Vec<serve::Sample> {
+    eventually("failures by cause in /metrics", within, || async {
+        let (samples, _) = scrape(port).await;
+        let counted = |job: &str| {
+            value(
+                &samples,
+                "offset_vault_failures_by_cause_total",
+                &[("job", job), ("cause", cause)],
+            )
+            .is_some_and(|v| v >= 1.0)
+        };
+        (counted("snapshot") && counted("readyz")).then_some(samples)
+    })
+    .await
 }
 
 /// The first `/readyz` answer once the HTTP server is up, and how long that request took.
@@ -823,24 +834,7 @@ async fn an_unreachable_broker_is_named_at_once_in_readyz_the_log_and_the_metric
         .await;
     assert!(log.contains("Kafka"), "{log}");
     // Once a try has failed (after the timeout), each failure is counted by its cause.
-    let cause = |job: &'static str| [("job", job), ("cause", "kafka_unreachable")];
-    let samples = eventually(
-        "failures by cause in /metrics",
-        Duration::from_secs(40),
-        || async {
-            let (samples, _) = scrape(port).await;
-            let counted = |job| {
-                value(
-                    &samples,
-                    "offset_vault_failures_by_cause_total",
-                    &cause(job),
-                )
-                .is_some_and(|v| v >= 1.0)
-            };
-            (counted("snapshot") && counted("readyz")).then_some(samples)
-        },
-    )
-    .await;
+    let samples = failures_counted(port, "kafka_unreachable", Duration::from_secs(40)).await;
     assert_eq!(value(&samples, "offset_vault_ready", &[]), Some(0.0));
     assert!(
         !samples
@@ -896,24 +890,7 @@ async fn an_unreachable_store_is_named_in_readyz_and_counted_as_the_store() {
     )
     .await;
     assert!(!body.contains("Kafka:"), "Kafka answers: {body}");
-    let store_cause = |job: &'static str| [("job", job), ("cause", "store")];
-    eventually(
-        "store failures in /metrics",
-        Duration::from_secs(30),
-        || async {
-            let (samples, _) = scrape(port).await;
-            let counted = |job| {
-                value(
-                    &samples,
-                    "offset_vault_failures_by_cause_total",
-                    &store_cause(job),
-                )
-                .is_some_and(|v| v >= 1.0)
-            };
-            (counted("snapshot") && counted("readyz")).then_some(())
-        },
-    )
-    .await;
+    failures_counted(port, "store", Duration::from_secs(30)).await;
     let log = s.stderr();
     assert!(
         log.lines()

@@ -23,8 +23,14 @@ pub fn free_port() -> u16 {
 pub fn start(store: &str, args: &[&str], env: &[(&str, &str)]) -> Follower {
     let mut all = vec!["serve"];
     all.extend_from_slice(args);
+    start_with(&with_services(store, "5s", &all), env)
+}
+
+/// Starts the binary with exactly `args` (no test broker, Connect or store added), `env` set,
+/// the variables that would point it elsewhere removed.
+pub fn start_with<S: AsRef<std::ffi::OsStr>>(args: &[S], env: &[(&str, &str)]) -> Follower {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_offset-vault"));
-    cmd.args(with_services(store, "5s", &all))
+    cmd.args(args)
         .env_remove("OFFSET_VAULT_BOOTSTRAP_SERVER")
         .env_remove("OFFSET_VAULT_CONNECT_URL")
         .env_remove("OFFSET_VAULT_STORE")
