@@ -64,12 +64,16 @@ impl Health {
     /// Why the service is not ready (`None`: ready), without waiting: Kafka's trouble as soon
     /// as a connection meets it, else the last check's answer.
     pub fn readiness(&self) -> Option<String> {
-        let why = self.shared.kafka_trouble().or_else(|| {
-            self.checked
-                .lock()
-                .map(|c| c.clone())
-                .unwrap_or_else(|_| Some("the readiness state is unreadable".into()))
-        });
+        let why = self
+            .shared
+            .kafka_trouble()
+            .map(|t| format!("Kafka: {t}"))
+            .or_else(|| {
+                self.checked
+                    .lock()
+                    .map(|c| c.clone())
+                    .unwrap_or_else(|_| Some("the readiness state is unreadable".into()))
+            });
         self.shared.metrics.ready.set(i64::from(why.is_none()));
         why
     }

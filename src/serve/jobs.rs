@@ -141,8 +141,8 @@ impl Shared {
         );
         let wait = humantime::format_duration(self.settings.timeout);
         let connected = KafkaClient::connect_watched(self.settings.clone(), move |why| {
-            let why = format!("Kafka at {bootstrap} does not answer yet: {why}");
-            tracing::warn!("{who_}: {why}; still trying, for up to {wait}");
+            let why = format!("no answer yet from {bootstrap}: {why}");
+            tracing::warn!("{who_}: Kafka: {why}; still trying, for up to {wait}");
             set(&trouble, Some(why));
         })
         .await;
@@ -171,7 +171,10 @@ impl Shared {
                 _ = tokio::time::sleep(Duration::from_secs(1)) => {
                     let now = self.kafka_trouble();
                     if now.is_some() && now != told {
-                        tracing::warn!("{who}: waits for Kafka: {}", now.as_deref().unwrap_or_default());
+                        tracing::warn!(
+                            "{who}: waits for Kafka: {}",
+                            now.as_deref().unwrap_or_default()
+                        );
                         told = now;
                     }
                 }
@@ -179,7 +182,9 @@ impl Shared {
         }
     }
 
-    /// Why Kafka does not answer (see [`Shared::kafka`]); `None` when nothing is known wrong.
+    /// Why Kafka does not answer (see [`Shared::kafka`]), without the word Kafka: `no answer yet
+    /// from HOST:PORT: ...` while a connection waits, the error once one failed; `None` when
+    /// nothing is known wrong.
     pub fn kafka_trouble(&self) -> Option<String> {
         self.kafka_trouble.lock().ok().and_then(|t| t.clone())
     }

@@ -810,7 +810,7 @@ async fn an_unreachable_broker_is_named_at_once_in_readyz_the_log_and_the_metric
     assert!(took < Duration::from_secs(3), "/readyz took {took:?}");
     // The refused connection is named long before the 15 s timeout ends the wait, in /readyz
     // and in the log of the slot that waits.
-    let named = format!("Kafka at {bootstrap} does not answer yet");
+    let named = format!("not ready: Kafka: no answer yet from {bootstrap}: ");
     let body = eventually(
         "/readyz naming the refusal",
         Duration::from_secs(5),
