@@ -555,6 +555,9 @@ impl Apply<'_> {
         fields: impl FnOnce(&Outcome) -> Vec<(&'static str, serde_json::Value)>,
     ) -> Result<i32> {
         let cli_output = self.output;
+        // The per-group counts are read again from the outcome below (`audit_into`): not held
+        // through the execution.
+        facts.groups = Vec::new();
         let notify = |line: &str| crate::alertln!("{line}");
         crate::progress::stage(
             &format!(

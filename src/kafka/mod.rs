@@ -318,9 +318,18 @@ impl KafkaClient {
     }
 
     pub async fn list_groups(&self) -> Result<Vec<GroupListing>> {
+        self.list_groups_where(&|_| true).await
+    }
+
+    /// [`Self::list_groups`], only the groups `keep` wants (the others are dropped as the
+    /// listing is read).
+    pub async fn list_groups_where(
+        &self,
+        keep: &(dyn Fn(&str) -> bool + Sync),
+    ) -> Result<Vec<GroupListing>> {
         if let Some(wire) = self.wire().await {
             return Ok(wire
-                .list_groups()
+                .list_groups_where(keep)
                 .await?
                 .into_iter()
                 .map(|g| GroupListing {
@@ -333,19 +342,33 @@ impl KafkaClient {
                 .collect());
         }
         let me = self.clone();
-        blocking(move || ffi::list_groups(me.inner.client(), me.timeout())).await
+        let all = blocking(move || ffi::list_groups(me.inner.client(), me.timeout())).await?;
+        Ok(all.into_iter().filter(|g| keep(&g.group_id)).collect())
     }
 
     /// The type of each named group that the cluster lists (with the direct path; without it,
     /// none is known and every group is taken as a consumer group).
     pub async fn group_types(&self, groups: &[String]) -> Result<BTreeMap<String, GroupListing>> {
-        if groups.is_empty() || self.wire().await.is_none() {
+        if groups.is_empty() {
             return Ok(BTreeMap::new());
         }
-        let wanted: BTreeSet<&String> = groups.iter().collect();
-        Ok(Self::listed_types(self.list_groups().await?, &|g| {
-            wanted.contains(g)
-        }))
+        let wanted: BTreeSet<&str> = groups.iter().map(String::as_str).collect();
+        self.group_types_where(&|g| wanted.contains(g)).await
+    }
+
+    /// [`Self::group_types`] of the groups `wanted` says: the listing is filtered as it is
+    /// read, so a batch of a large cluster's groups holds its own groups' listing only.
+    pub async fn group_types_where(
+        &self,
+        wanted: &(dyn Fn(&str) -> bool + Sync),
+    ) -> Result<BTreeMap<String, GroupListing>> {
+        if self.wire().await.is_none() {
+            return Ok(BTreeMap::new());
+        }
+        Ok(Self::listed_types(
+            self.list_groups_where(wanted).await?,
+            &|g| wanted(g),
+        ))
     }
 
     /// [`Self::group_types`] out of a listing already read, for the groups `wanted` says.

@@ -13,9 +13,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::archive::Lane;
+use super::bins::Bins;
 use super::coverage::{coverage_problem, coverage_problem_of};
 use super::follow::SegmentManifest;
 use super::history::read_segment;
@@ -49,7 +50,7 @@ impl AtRequest {
 }
 
 /// Where one group's positions at the instant came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Source {
     pub group_id: String,
     /// The partition of `__consumer_offsets` that holds the group's records.
@@ -71,7 +72,7 @@ pub struct Source {
 }
 
 /// One group at the instant.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AtGroup {
     /// The group with the positions of the instant (no partitions: no committed offset then).
     /// Its state, members and configs are the base snapshot's: the log does not say them.
@@ -152,26 +153,12 @@ impl AtInstant {
 
     /// One line: the instant, the base and what was replayed onto it.
     pub fn describe(&self) -> String {
-        let base = if self.base_id == super::base::LOG_START {
-            "the log from its start".to_string()
-        } else {
-            format!("snapshot {}", self.base_id)
-        };
-        let newcomers = self.newcomers();
-        let newcomers = if newcomers.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " ({} not in the base, created after it, replayed from no offsets: {})",
-                newcomers.len(),
-                newcomers.join(", ")
-            )
-        };
-        format!(
-            "at {}: {base} plus {} archived record(s) after it from {} segment(s){newcomers}",
-            millis(self.at),
+        describe(
+            self.at,
+            &self.base_id,
             self.records() + self.connectors.iter().map(|c| c.records).sum::<usize>(),
-            self.segments
+            self.segments,
+            &self.newcomers(),
         )
     }
 
@@ -207,6 +194,101 @@ impl AtInstant {
             ));
         }
         out
+    }
+}
+
+/// One line: the instant, the base, and the records replayed onto it (`records`, from
+/// `segments` segments; `newcomers`: the groups not in the base).
+fn describe(
+    at: DateTime<Utc>,
+    base_id: &str,
+    records: usize,
+    segments: usize,
+    newcomers: &[&str],
+) -> String {
+    let base = if base_id == super::base::LOG_START {
+        "the log from its start".to_string()
+    } else {
+        format!("snapshot {base_id}")
+    };
+    let newcomers = if newcomers.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " ({} not in the base, created after it, replayed from no offsets: {})",
+            newcomers.len(),
+            newcomers.join(", ")
+        )
+    };
+    format!(
+        "at {}: {base} plus {records} archived record(s) after it from {segments} segment(s){newcomers}",
+        millis(at)
+    )
+}
+
+/// An [`AtInstant`] whose groups were handed out one at a time ([`reconstruct_each`]): what it
+/// says of them is counted as they go.
+#[derive(Debug, Clone)]
+pub struct AtSummary {
+    pub at: DateTime<Utc>,
+    pub base_id: String,
+    pub base_created_at: DateTime<Utc>,
+    /// How many groups were handed out.
+    pub groups: usize,
+    /// The archived records replayed, over all groups.
+    pub records: usize,
+    /// The groups with no committed offset at the instant, in order.
+    pub absent: Vec<String>,
+    /// The groups that were not in the base (created after it), in order.
+    pub newcomers: Vec<String>,
+    /// As in [`AtInstant`].
+    pub segments: usize,
+    pub left_out: Vec<String>,
+    pub connectors: Vec<AtConnector>,
+    pub sources_as_snapshot: Vec<String>,
+    pub undiscovered: Vec<String>,
+    pub caveats: Vec<String>,
+}
+
+impl AtSummary {
+    /// Counts one group handed out.
+    fn count(&mut self, g: &AtGroup) {
+        self.groups += 1;
+        self.records += g.source.records;
+        if !g.source.committed {
+            self.absent.push(g.source.group_id.clone());
+        }
+        if !g.source.in_base {
+            self.newcomers.push(g.source.group_id.clone());
+        }
+    }
+
+    /// The instant with its groups (those handed out, in order).
+    fn with_groups(self, groups: Vec<AtGroup>) -> AtInstant {
+        AtInstant {
+            at: self.at,
+            base_id: self.base_id,
+            base_created_at: self.base_created_at,
+            groups,
+            segments: self.segments,
+            left_out: self.left_out,
+            connectors: self.connectors,
+            sources_as_snapshot: self.sources_as_snapshot,
+            undiscovered: self.undiscovered,
+            caveats: self.caveats,
+        }
+    }
+
+    /// As [`AtInstant::describe`].
+    pub fn describe(&self) -> String {
+        let newcomers: Vec<&str> = self.newcomers.iter().map(String::as_str).collect();
+        describe(
+            self.at,
+            &self.base_id,
+            self.records + self.connectors.iter().map(|c| c.records).sum::<usize>(),
+            self.segments,
+            &newcomers,
+        )
     }
 }
 
@@ -433,36 +515,80 @@ pub async fn reconstruct(
     connectors: &[ConnectorSnapshot],
     req: &AtRequest,
 ) -> Result<AtInstant> {
-    let (share, groups): (Vec<GroupSnapshot>, Vec<GroupSnapshot>) = groups
-        .into_iter()
-        .partition(|g| g.group_type == GroupType::Share);
-    if let Some(g) = share
-        .iter()
-        .find(|g| req.filter.groups.contains(&g.group_id))
-    {
+    let mut out = Vec::new();
+    let summary = reconstruct_each(
+        store,
+        base,
+        &mut groups.into_iter().map(Ok),
+        beyond,
+        connectors,
+        req,
+        false,
+        &mut |g| {
+            out.push(g);
+            Ok(())
+        },
+    )
+    .await?;
+    Ok(summary.with_groups(out))
+}
+
+/// [`reconstruct`], the groups handed to `each` one at a time instead of returned: the base's
+/// groups (read from `groups`, in their order) in that order, then the named groups created
+/// after the base, then those found in the log. With `spill`, the groups wait on the local disk
+/// between the steps (one bin per source partition, [`super::bins`]), so what is held at once is
+/// one source partition's records, not every group. The same answer, in the same order, either
+/// way.
+#[allow(clippy::too_many_arguments)]
+pub async fn reconstruct_each(
+    store: &Store,
+    base: &SnapshotMeta,
+    groups: &mut (dyn Iterator<Item = Result<GroupSnapshot>> + Send),
+    beyond: Beyond,
+    connectors: &[ConnectorSnapshot],
+    req: &AtRequest,
+    spill: bool,
+    each: &mut (dyn FnMut(AtGroup) -> Result<()> + Send),
+) -> Result<AtSummary> {
+    let count = super::archive::partition_count(store, Lane::Offsets).await?;
+    let partition_of =
+        |g: &str, count: i32| crate::wire::offsets_partition(g, count as usize).unwrap_or(0) as i32;
+    let named: BTreeSet<&str> = match &beyond {
+        Beyond::Named(named) => named.iter().map(|(g, _)| g.as_str()).collect(),
+        Beyond::Discover => BTreeSet::new(),
+    };
+    let mut staged = Staged::new(spill);
+    for g in groups {
+        let g = g?;
+        if named.contains(g.group_id.as_str()) {
+            staged.named_in_base.insert(g.group_id.clone());
+        }
+        if g.group_type == GroupType::Share {
+            staged.share.push(g.group_id);
+            continue;
+        }
+        // Without an archive there is nothing to replay: the refusal below says so.
+        if let Some(count) = count {
+            staged.push(partition_of(&g.group_id, count), g)?;
+        }
+    }
+    if let Some(g) = staged.share.iter().find(|g| req.filter.groups.contains(*g)) {
         return Err(req.refusal(format!(
-            "group {} is a share group: its positions are kept in __share_group_state, which the commit-log archive does not hold; use a snapshot (its id) instead",
-            g.group_id
+            "group {g} is a share group: its positions are kept in __share_group_state, which the commit-log archive does not hold; use a snapshot (its id) instead"
         )));
     }
-    let Some(count) = super::archive::partition_count(store, Lane::Offsets).await? else {
+    let Some(count) = count else {
         return Err(req.refusal(format!(
             "--at needs the commit-log archive, and {} has none: run offset-vault follow --once (regularly, from before the snapshots), then try again",
             store.url()
         )));
     };
-    let partition_of =
-        |g: &str| crate::wire::offsets_partition(g, count as usize).unwrap_or(0) as i32;
-    let in_base: BTreeSet<&str> = groups
-        .iter()
-        .chain(&share)
-        .map(|g| g.group_id.as_str())
-        .collect();
+    let partition_of = |g: &str| partition_of(g, count);
     // The named groups the base lacks: created after it, when it would have captured them.
     let mut named_new: Vec<(String, Option<String>)> = Vec::new();
     if let Beyond::Named(named) = &beyond {
         for (g, connector) in named {
-            if in_base.contains(g.as_str()) || named_new.iter().any(|(n, _)| n == g) {
+            if staged.named_in_base.contains(g) || named_new.iter().any(|(n, _)| n == g) {
                 continue;
             }
             let covered = match connector {
@@ -478,16 +604,16 @@ pub async fn reconstruct(
             named_new.push((g.clone(), connector.clone()));
         }
     }
-    let discovering = beyond == Beyond::Discover;
+    let discover = beyond == Beyond::Discover;
     // Only the index of the partitions needed is read: the groups' own, or every one when
     // groups created after the base are looked for.
-    let required: BTreeSet<i32> = groups
-        .iter()
-        .map(|g| g.group_id.as_str())
-        .chain(named_new.iter().map(|(g, _)| g.as_str()))
-        .map(partition_of)
+    let required: BTreeSet<i32> = staged
+        .first
+        .keys()
+        .copied()
+        .chain(named_new.iter().map(|(g, _)| partition_of(g)))
         .collect();
-    let needed: BTreeSet<i32> = if discovering {
+    let needed: BTreeSet<i32> = if discover {
         (0..count).collect()
     } else {
         required.clone()
@@ -501,12 +627,11 @@ pub async fn reconstruct(
     // Every group's coverage is checked before any segment is read: once per source partition,
     // the refusal naming the first group (in order) of a partition that is not covered.
     let mut coverage: BTreeMap<i32, std::result::Result<(), String>> = BTreeMap::new();
-    for g in groups
-        .iter()
-        .map(|g| g.group_id.as_str())
-        .chain(named_new.iter().map(|(g, _)| g.as_str()))
+    for (p, g) in staged
+        .firsts()
+        .into_iter()
+        .chain(named_new.iter().map(|(g, _)| (partition_of(g), g.as_str())))
     {
-        let p = partition_of(g);
         coverage
             .entry(p)
             .or_insert_with(|| covered(&all, &metas, &heads, p, base, req))
@@ -527,13 +652,6 @@ pub async fn reconstruct(
     // let go before the next one is read: the groups are replayed partition by partition, each
     // from its own records (indexed by group), and put back in their order afterwards.
     let at_ms = req.at.timestamp_millis();
-    let mut base_of_partition: BTreeMap<i32, Vec<usize>> = BTreeMap::new();
-    for (i, g) in groups.iter().enumerate() {
-        base_of_partition
-            .entry(partition_of(&g.group_id))
-            .or_default()
-            .push(i);
-    }
     let mut named_of_partition: BTreeMap<i32, Vec<usize>> = BTreeMap::new();
     for (i, (g, _)) in named_new.iter().enumerate() {
         named_of_partition
@@ -541,12 +659,9 @@ pub async fn reconstruct(
             .or_default()
             .push(i);
     }
-    let discover = beyond == Beyond::Discover;
-    let mut known = in_base.clone();
-    known.extend(named_new.iter().map(|(g, _)| g.as_str()));
-    let mut from_base: Vec<Option<AtGroup>> = groups.iter().map(|_| None).collect();
+    let mut from_base: Bins<AtGroup> = Bins::new(spill);
     let mut from_named: Vec<Option<AtGroup>> = named_new.iter().map(|_| None).collect();
-    let mut from_log: Vec<AtGroup> = Vec::new();
+    let mut from_log: Bins<AtGroup> = Bins::new(spill);
     let mut segments_read = 0;
     for partition in &readable {
         let (segments, before, later) = read_partition(store, &all, *partition, base).await?;
@@ -568,8 +683,15 @@ pub async fn reconstruct(
                 snapshot,
             }
         };
-        for i in base_of_partition.get(partition).into_iter().flatten() {
-            from_base[*i] = Some(replayed(&groups[*i], true));
+        // The groups known here: the base's of this partition, its share groups and the named
+        // ones (a group found in the log is of this partition, so no other partition's matter).
+        let mut known: BTreeSet<String> = BTreeSet::new();
+        for g in staged.bins.drain(*partition)? {
+            let g = g?;
+            from_base.push(*partition, replayed(&g, true))?;
+            if discover {
+                known.insert(g.group_id);
+            }
         }
         for i in named_of_partition.get(partition).into_iter().flatten() {
             let (g, c) = &named_new[*i];
@@ -577,6 +699,12 @@ pub async fn reconstruct(
             from_named[*i] = Some(replayed(&newcomer, false));
         }
         if discover {
+            let known: BTreeSet<&str> = known
+                .iter()
+                .chain(&staged.share)
+                .map(String::as_str)
+                .chain(named_new.iter().map(|(g, _)| g.as_str()))
+                .collect();
             for g in super::base::discovered(&index.all(), &base.selection, &known) {
                 if partition_of(&g) == *partition {
                     let newcomer = super::base::newcomer(&g, &index.records(&g), None);
@@ -584,18 +712,12 @@ pub async fn reconstruct(
                     // A group found in the log but without an offset at the instant did not
                     // exist then.
                     if at.source.committed {
-                        from_log.push(at);
+                        from_log.push(*partition, at)?;
                     }
                 }
             }
         }
     }
-    let out: Vec<AtGroup> = from_base
-        .into_iter()
-        .chain(from_named)
-        .map(|g| g.expect("every group's partition was read"))
-        .chain(from_log)
-        .collect();
     let sources: Vec<&ConnectorSnapshot> = connectors
         .iter()
         .filter(|c| c.connector_type == "source")
@@ -609,18 +731,87 @@ pub async fn reconstruct(
     } else {
         Vec::new()
     };
-    Ok(AtInstant {
+    let mut summary = AtSummary {
         at: req.at,
         base_id: base.id.clone(),
         base_created_at: base.created_at,
-        groups: out,
+        groups: 0,
+        records: 0,
+        absent: Vec::new(),
+        newcomers: Vec::new(),
         segments: segments_read + connect_segments,
-        left_out: share.into_iter().map(|g| g.group_id).collect(),
+        left_out: std::mem::take(&mut staged.share),
         connectors,
         sources_as_snapshot,
         undiscovered,
         caveats,
-    })
+    };
+    // In the base's order, then the named groups, then those found in the log (by partition).
+    let logged: Vec<i32> = readable.iter().copied().collect();
+    let from_log = logged
+        .iter()
+        .map(|p| from_log.drain(*p))
+        .collect::<Result<Vec<_>>>()?;
+    let ordered = from_base
+        .merge(staged.order.into_iter())?
+        .chain(
+            from_named
+                .into_iter()
+                .map(|g| Ok(g.expect("every group's partition was read"))),
+        )
+        .chain(from_log.into_iter().flatten());
+    for g in ordered {
+        let g = g?;
+        summary.count(&g);
+        each(g)?;
+    }
+    Ok(summary)
+}
+
+/// The base's groups as a reconstruction reads them: each in the bin of its source partition,
+/// the order of them all, and the first of each partition (the coverage refusal names it).
+struct Staged {
+    bins: Bins<GroupSnapshot>,
+    /// The source partition of each group, in the base's order.
+    order: Vec<i32>,
+    /// The first group of each source partition: its place in the order and its id.
+    first: BTreeMap<i32, (usize, String)>,
+    /// The share groups of the base (left out).
+    share: Vec<String>,
+    /// The named groups that the base holds.
+    named_in_base: BTreeSet<String>,
+}
+
+impl Staged {
+    fn new(spill: bool) -> Self {
+        Staged {
+            bins: Bins::new(spill),
+            order: Vec::new(),
+            first: BTreeMap::new(),
+            share: Vec::new(),
+            named_in_base: BTreeSet::new(),
+        }
+    }
+
+    fn push(&mut self, partition: i32, g: GroupSnapshot) -> Result<()> {
+        let at = self.order.len();
+        self.first
+            .entry(partition)
+            .or_insert_with(|| (at, g.group_id.clone()));
+        self.order.push(partition);
+        self.bins.push(partition, g)
+    }
+
+    /// The first group of each source partition, in the base's order: (partition, group).
+    fn firsts(&self) -> Vec<(i32, &str)> {
+        let mut firsts: Vec<(usize, i32, &str)> = self
+            .first
+            .iter()
+            .map(|(p, (at, g))| (*at, *p, g.as_str()))
+            .collect();
+        firsts.sort_unstable();
+        firsts.into_iter().map(|(_, p, g)| (p, g)).collect()
+    }
 }
 
 /// Whether the archive of source `partition` covers the base's time to the instant, with
@@ -964,3 +1155,7 @@ pub fn log_start_refusal(e: Error, base: &SnapshotMeta) -> Error {
 #[cfg(test)]
 #[path = "at_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "at_each_tests.rs"]
+mod each_tests;

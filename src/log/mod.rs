@@ -8,6 +8,7 @@ pub mod applies;
 pub mod archive;
 pub mod at;
 pub mod base;
+mod bins;
 pub mod coverage;
 pub mod follow;
 pub mod history;

@@ -13,7 +13,8 @@ use chrono::{DateTime, Utc};
 use super::{RestoreRequest, Verified};
 use crate::diff::Filter;
 use crate::error::{Error, Result};
-use crate::log::at::{reconstruct, AtRequest};
+use crate::log::at::{reconstruct_each, AtRequest};
+use crate::spool::Spool;
 use crate::store::Store;
 
 /// Replaces the verified snapshot's group targets with the positions at `at` (the shared
@@ -54,19 +55,38 @@ pub async fn apply(
         &mut verified.source,
         super::ledger::GroupSource::memory(Vec::new(), &front),
     );
-    let groups = source.load()?;
     let meta = &verified.manifest.meta;
     let beyond = crate::log::at::beyond(&req.groups, &req.connectors, &verified.connectors);
-    let instant = reconstruct(store, meta, groups, beyond, &verified.connectors, &at_req)
-        .await
-        .map_err(|e| crate::log::at::log_start_refusal(e, meta))
-        .map_err(|e| match e {
-            Error::NotApplicable(why) => {
-                Error::NotApplicable(format!("{why}; nothing was changed"))
+    // The groups at the instant go to a spool as they come (those of the selected connectors
+    // stay in memory, planned first): what is held is one source partition's records, not
+    // every group of the base and of the instant.
+    let mut front_groups = Vec::new();
+    let mut rest = Spool::new()?;
+    let instant = reconstruct_each(
+        store,
+        meta,
+        &mut source.each(),
+        beyond,
+        &verified.connectors,
+        &at_req,
+        true,
+        &mut |g| {
+            if front.contains(&g.snapshot.group_id) {
+                front_groups.push(g.snapshot);
+                Ok(())
+            } else {
+                rest.push(&g.snapshot)
             }
-            other => other,
-        })?;
-    if instant.groups.is_empty() && verified.connectors.is_empty() {
+        },
+    )
+    .await
+    .map_err(|e| crate::log::at::log_start_refusal(e, meta))
+    .map_err(|e| match e {
+        Error::NotApplicable(why) => Error::NotApplicable(format!("{why}; nothing was changed")),
+        other => other,
+    })?;
+    drop(source);
+    if instant.groups == 0 && verified.connectors.is_empty() {
         return Err(Error::usage(format!(
             "the selection matches nothing at {}: no selected group had a committed offset then (check --group, --connector, --topic and --partition against `offset-vault show --at`)",
             crate::log::at::millis(at)
@@ -81,7 +101,7 @@ pub async fn apply(
             "; groups created after the base in {u} could not be looked for and are left as they are"
         ));
     }
-    let absent = instant.absent();
+    let absent = &instant.absent;
     if !absent.is_empty() {
         line.push_str(&format!(
             "; no committed offset at that instant for {} (left as they are)",
@@ -110,9 +130,10 @@ pub async fn apply(
             v.offsets_unavailable = None;
         }
     }
-    verified.source = super::ledger::GroupSource::memory(
-        instant.groups.into_iter().map(|g| g.snapshot).collect(),
-        &front,
-    );
+    rest.seal()?;
+    verified.source = super::ledger::GroupSource {
+        front: front_groups,
+        rest: super::ledger::Rest::Spooled(rest),
+    };
     Ok(line)
 }

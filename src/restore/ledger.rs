@@ -60,8 +60,10 @@ pub struct GroupSource {
 /// The groups after the front ones.
 #[derive(Debug, Clone)]
 pub enum Rest {
-    /// In memory (`--at`, `reset`).
+    /// In memory (`reset`).
     Memory(Vec<GroupSnapshot>),
+    /// In a spool of the temporary directory, in order (`--at`: the groups at the instant).
+    Spooled(Spool<GroupSnapshot>),
     /// Read again from the verified snapshot on the local disk, one group at a time.
     Snapshot { opened: Arc<Opened>, pick: Pick },
 }
@@ -78,11 +80,16 @@ impl GroupSource {
         }
     }
 
-    /// Every group in memory, in the batches' order (for `--at`, which rewrites them).
+    /// Every group in memory, in the batches' order.
     pub fn load(self) -> Result<Vec<GroupSnapshot>> {
         let mut all = self.front;
         match self.rest {
             Rest::Memory(g) => all.extend(g),
+            Rest::Spooled(spool) => {
+                for g in spool.reader()? {
+                    all.push(g?);
+                }
+            }
             Rest::Snapshot { opened, pick } => {
                 let front: BTreeSet<String> = all.iter().map(|g| g.group_id.clone()).collect();
                 opened.for_each_group(&mut |g| {
@@ -96,11 +103,25 @@ impl GroupSource {
         Ok(all)
     }
 
+    /// Every group, one at a time, in the batches' order: the front groups, then the others
+    /// (for `--at`, which rewrites them).
+    pub fn each(&self) -> impl Iterator<Item = Result<GroupSnapshot>> + Send + '_ {
+        let mut walk = self.walk();
+        let mut front = true;
+        std::iter::from_fn(move || loop {
+            match walk.next_group(front) {
+                Ok(None) if front => front = false,
+                next => return next.transpose(),
+            }
+        })
+    }
+
     /// Walks the groups in the batches' order: the front groups, then the others.
     pub fn walk(&self) -> Walk<'_> {
         let front_ids = self.front.iter().map(|g| g.group_id.clone()).collect();
         let rest = match &self.rest {
             Rest::Memory(g) => RestWalk::Memory(g.iter()),
+            Rest::Spooled(spool) => RestWalk::Spooled(spool.reader()),
             Rest::Snapshot { opened, pick } => {
                 let stream = opened.groups();
                 let slot = stream.error_slot();
@@ -127,6 +148,8 @@ pub struct Walk<'a> {
 
 enum RestWalk<'a> {
     Memory(std::slice::Iter<'a, GroupSnapshot>),
+    /// The spool's reader, or why it could not be opened (the first read says it).
+    Spooled(Result<crate::spool::SpoolIter<GroupSnapshot>>),
     Snapshot {
         stream: crate::snapshot::repo::GroupStream<'a>,
         slot: crate::snapshot::repo::ErrorSlot,
@@ -143,6 +166,8 @@ impl Walk<'_> {
         }
         match &mut self.rest {
             RestWalk::Memory(it) => Ok(it.next().cloned()),
+            RestWalk::Spooled(Ok(it)) => it.next().transpose(),
+            RestWalk::Spooled(Err(e)) => Err(Error::Internal(e.to_string())),
             RestWalk::Snapshot {
                 stream,
                 slot,
@@ -627,8 +652,39 @@ mod tests {
                 vec![vec!["conn-group"], vec!["a", "b", "big", "c", "d"]],
             ),
         ];
-        for (case, with_front, budget, want) in cases {
-            let source = GroupSource::memory(groups.clone(), &front);
+        // The same groups in memory, and their rest in a spool (as `--at` leaves them).
+        let memory = GroupSource::memory(groups.clone(), &front);
+        let mut spool = Spool::new().unwrap();
+        let Rest::Memory(rest) = &memory.rest else {
+            unreachable!()
+        };
+        for g in rest {
+            spool.push(g).unwrap();
+        }
+        spool.seal().unwrap();
+        let spooled = GroupSource {
+            front: memory.front.clone(),
+            rest: Rest::Spooled(spool),
+        };
+        let all: Vec<String> = groups.iter().map(|g| g.group_id.clone()).collect();
+        for source in [&memory, &spooled] {
+            let each: Vec<String> = source.each().map(|g| g.unwrap().group_id).collect();
+            let mut want = vec!["conn-group".to_string()];
+            want.extend(all.iter().filter(|g| *g != "conn-group").cloned());
+            assert_eq!(each, want, "the front first, then the rest in order");
+            let loaded: Vec<String> = source
+                .clone()
+                .load()
+                .unwrap()
+                .into_iter()
+                .map(|g| g.group_id)
+                .collect();
+            assert_eq!(loaded, want);
+        }
+        for ((case, with_front, budget, want), source) in cases
+            .into_iter()
+            .flat_map(|c| [(c.clone(), &memory), (c, &spooled)])
+        {
             let mut walk = source.walk();
             let mut got: Vec<Vec<String>> = Vec::new();
             let mut first = true;

@@ -368,10 +368,10 @@ pub async fn capture(
             Some(listing) => Ok(KafkaClient::listed_types(listing, &|g| {
                 wanted.contains_key(g)
             })),
-            None => {
-                let ids: Vec<String> = wanted.keys().cloned().collect();
-                kafka.group_types(&ids).await
-            }
+            // Looked up in the selected groups themselves: a copy of every id would be one
+            // more list of them all (an undo snapshot names every group it covers).
+            None if wanted.is_empty() => Ok(BTreeMap::new()),
+            None => kafka.group_types_where(&|g| wanted.contains_key(g)).await,
         }
     };
     let (types, brokers) = futures::join!(types, kafka.brokers());

@@ -77,6 +77,19 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
+/// Bytes written into a SHA-256.
+struct HashWrite(Sha256);
+
+impl std::io::Write for HashWrite {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// SHA-256 of the canonical (normalized, compact JSON) encoding of the content. Every format
 /// decodes back to the same content, so the digest does not depend on the format.
 pub fn content_sha256(content: &SnapshotContent) -> String {
@@ -208,18 +221,34 @@ impl Manifest {
     /// The digest over the sealed fields: the manifest with the id blanked and only the names of
     /// the files kept.
     pub fn seal_digest(&self) -> String {
-        let mut sealed = self.clone();
-        sealed.meta.id = String::new();
-        for f in &mut sealed.files {
-            f.size = 0;
-            f.sha256 = String::new();
+        self.clone().sealed_digest()
+    }
+
+    /// [`Self::seal_digest`] of this manifest, computed in place: the unsealed fields are
+    /// blanked for the hash and put back, and the JSON goes straight into the hash. A manifest
+    /// naming many groups (its selection and summary: an undo snapshot names every group it
+    /// covers) is neither copied nor encoded into a buffer.
+    fn sealed_digest(&mut self) -> String {
+        let id = std::mem::take(&mut self.meta.id);
+        let files: Vec<(u64, String)> = self
+            .files
+            .iter_mut()
+            .map(|f| (std::mem::take(&mut f.size), std::mem::take(&mut f.sha256)))
+            .collect();
+        let mut hash = HashWrite(Sha256::new());
+        serde_json::to_writer(&mut hash, &*self).expect("manifest always serializes");
+        self.meta.id = id;
+        for (f, (size, sha256)) in self.files.iter_mut().zip(files) {
+            f.size = size;
+            f.sha256 = sha256;
         }
-        sha256_hex(&serde_json::to_vec(&sealed).expect("manifest always serializes"))
+        hex::encode(hash.0.finalize())
     }
 
     /// Computes and sets the id from the creation time and the seal digest.
     pub fn assign_id(&mut self) {
-        self.meta.id = make_id(self.meta.created_at, &self.seal_digest());
+        let digest = self.sealed_digest();
+        self.meta.id = make_id(self.meta.created_at, &digest);
     }
 
     /// The id this manifest's content implies; differs from `meta.id` if anything sealed changed.
@@ -341,6 +370,31 @@ mod tests {
         later.meta.created_at += chrono::Duration::milliseconds(1);
         later.assign_id();
         assert!(later.meta.id > m.meta.id);
+    }
+
+    #[test]
+    fn the_seal_digest_is_that_of_the_manifest_encoded_with_its_unsealed_fields_blank() {
+        let mut m = manifest();
+        m.meta.id = "20261201T093005.042Z-0123456789abcdef".into();
+        m.files[0].size = 12_345;
+        m.files[0].sha256 = "ab".repeat(32);
+        let before = m.clone();
+        let mut blank = m.clone();
+        blank.meta.id = String::new();
+        for f in &mut blank.files {
+            f.size = 0;
+            f.sha256 = String::new();
+        }
+        let want = sha256_hex(&serde_json::to_vec(&blank).unwrap());
+        assert_eq!(m.seal_digest(), want);
+        assert_eq!(m, before, "seal_digest changes nothing");
+        m.assign_id();
+        assert_eq!(m.meta.id, make_id(m.meta.created_at, &want));
+        assert_eq!(
+            m.files, before.files,
+            "the files keep their sizes and hashes"
+        );
+        assert_eq!(m.expected_id(), m.meta.id);
     }
 
     #[test]

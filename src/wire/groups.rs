@@ -140,6 +140,16 @@ fn sb(s: &str) -> StrBytes {
 impl Cluster {
     /// Every group of every broker, with its type and state (ListGroups v5 where available).
     pub async fn list_groups(&self) -> Result<Vec<Listed>> {
+        self.list_groups_where(&|_| true).await
+    }
+
+    /// [`Self::list_groups`], keeping only the groups `keep` wants: the others are let go as
+    /// each broker's answer is read, so a caller that wants a few groups of a large cluster
+    /// does not hold every group's listing.
+    pub async fn list_groups_where(
+        &self,
+        keep: &(dyn Fn(&str) -> bool + Sync),
+    ) -> Result<Vec<Listed>> {
         let ids = self.broker_ids();
         let answers: Vec<Result<Vec<Listed>>> = stream::iter(ids)
             .map(|id| async move {
@@ -157,6 +167,7 @@ impl Cluster {
                 Ok(resp
                     .groups
                     .into_iter()
+                    .filter(|g| keep(g.group_id.as_str()))
                     .map(|g| {
                         let protocol_type = g.protocol_type.to_string();
                         let group_type = if v >= 5 {
