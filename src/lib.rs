@@ -25,10 +25,13 @@
 //!   replication policies) and MirrorMaker's checkpoint and offset-sync records, decoded (pure).
 //! - [`audit`]: the audit trail: one CloudEvents event in the store for every change made or
 //!   refused.
+//! - [`console`], [`progress`]: lines for people on stdout and stderr (`-q`, a closed stdout),
+//!   and progress bars on long work.
 
 pub mod audit;
 pub mod cli;
 pub mod connect;
+pub mod console;
 pub mod diff;
 pub mod error;
 pub mod expiry;

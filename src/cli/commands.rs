@@ -263,7 +263,7 @@ fn print_show_json(opened: &repo::Opened, map: Option<&crate::mirror::TopicMap>)
     };
     let io =
         |e: &dyn std::fmt::Display| crate::error::Error::Internal(format!("write to stdout: {e}"));
-    let mut out = std::io::BufWriter::new(output::QuietStdout);
+    let mut out = std::io::BufWriter::new(crate::console::QuietStdout);
     serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| seq.error_or(|| io(&e)))?;
     writeln!(out).map_err(|e| io(&e))?;
     out.flush().map_err(|e| io(&e))?;

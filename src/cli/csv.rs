@@ -235,7 +235,7 @@ fn write_csv(
             );
         }
         None => {
-            let out = std::io::BufWriter::new(crate::cli::output::QuietStdout);
+            let out = std::io::BufWriter::new(crate::console::QuietStdout);
             csv_form::encode_to(out, rows, groups > 1)?;
             if let Some(e) = stream_error() {
                 return Err(e);

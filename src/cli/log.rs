@@ -125,7 +125,7 @@ pub async fn cmd_history(cli: &Cli, args: &HistoryArgs) -> Result<i32> {
 }
 
 fn print_csv(h: &History) -> Result<i32> {
-    let mut w = csv::Writer::from_writer(super::output::QuietStdout);
+    let mut w = csv::Writer::from_writer(crate::console::QuietStdout);
     let fail = |e: csv::Error| Error::Internal(format!("write CSV: {e}"));
     w.write_record([
         "at",
