@@ -14,6 +14,8 @@
 //! - [`format`]: JSON and Parquet encodings.
 //! - [`store`]: `object_store` backends picked by URL, create-only writes.
 //! - [`restore`]: snapshot choice, the plan (pure), and its verified application.
+//! - [`commands`]: `restore` and `reset` as library calls, typed options in and typed results
+//!   out, which [`cli`] calls and prints.
 //! - [`diff`]: the difference between two snapshots, or a snapshot and the cluster (pure).
 //! - [`guard`]: what moved while `guard`'s command ran, summed up in bounded memory (pure).
 //! - [`retention`]: `prune`'s policy with restic's rules (pure), and deleting what it removes.
@@ -30,6 +32,7 @@
 
 pub mod audit;
 pub mod cli;
+pub mod commands;
 pub mod connect;
 pub mod console;
 pub mod diff;

@@ -193,27 +193,3 @@ fn approve(
     }
     Ok(exit::OK)
 }
-
-/// Checks a reviewed plan's author and approvals before it is applied (`--from-plan`, with
-/// `--require-approvals`), and records in the audit facts the plan's hash and whose approvals
-/// counted. Nothing has changed when this fails.
-pub(super) fn check_plan(
-    reviewed: Option<&crate::restore::review::PlanFile>,
-    path: Option<&std::path::Path>,
-    keys: &crate::sign::Keys,
-    required: usize,
-    facts: &mut Facts,
-) -> Result<()> {
-    if let (Some(f), Some(path)) = (reviewed, path) {
-        let trust =
-            crate::restore::approval::require(f, &path.display().to_string(), keys, required)?;
-        facts
-            .detail
-            .insert("approved_by".into(), serde_json::json!(trust.counted));
-        if let Some(author) = trust.author.key_id() {
-            facts.detail.insert("plan_author".into(), author.into());
-        }
-    }
-    facts.plan_sha256 = reviewed.map(|f| f.sha256.clone());
-    Ok(())
-}

@@ -1,0 +1,15 @@
+//! The commands that change offsets, as library calls: typed options in, typed results out.
+//! `src/cli` turns the flags into these options, calls them in order and prints what they
+//! return between the calls (the plan before it is applied, the outcome before it is watched).
+//!
+//! - [`restore`]: a snapshot chosen, verified and planned against the cluster.
+//! - [`reset`]: kafka-consumer-groups' scenarios checked into a [`crate::restore::reset::ResetSpec`],
+//!   planned, and rehearsed on a staging cluster.
+//! - [`apply`]: what both share once planned: a reviewed plan's approvals, the plan file, the
+//!   exit code of a dry run, the execution and `--watch`.
+//! - [`staging`]: the staging cluster of `--rehearse-on`.
+
+pub mod apply;
+pub mod reset;
+pub mod restore;
+pub mod staging;
