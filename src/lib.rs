@@ -14,6 +14,8 @@
 //! - [`format`]: JSON and Parquet encodings.
 //! - [`store`]: `object_store` backends picked by URL, create-only writes.
 //! - [`restore`]: snapshot choice, the plan (pure), and its verified application.
+//! - [`schema`]: the JSON documents `--output json` prints: their types, and the JSON Schemas
+//!   generated from them (`docs/schema/`).
 //! - [`commands`]: `restore` and `reset` as library calls, typed options in and typed results
 //!   out, which [`cli`] calls and prints.
 //! - [`diff`]: the difference between two snapshots, or a snapshot and the cluster (pure).
@@ -52,6 +54,7 @@ pub mod progress;
 pub mod redact;
 pub mod restore;
 pub mod retention;
+pub mod schema;
 pub mod serve;
 pub mod settings;
 pub mod sign;

@@ -104,7 +104,7 @@ pub(super) async fn show(cli: &Cli, args: &ShowArgs, text: &str) -> Result<i32> 
     match cli.global.output {
         OutputFormat::Json => {
             let doc = ShowAtDoc {
-                schema_version: super::schema::SCHEMA_VERSION,
+                schema_version: crate::schema::SCHEMA_VERSION,
                 at: i.at,
                 base: base(&read),
                 segments: i.segments,

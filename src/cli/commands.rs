@@ -255,7 +255,7 @@ fn print_show_json(opened: &repo::Opened, map: Option<&crate::mirror::TopicMap>)
     let mut groups = std::iter::from_fn(|| stream.next().map(as_json));
     let seq = crate::format::json::SeqOf::new(&mut groups);
     let doc = Doc {
-        schema_version: crate::cli::schema::SCHEMA_VERSION,
+        schema_version: crate::schema::SCHEMA_VERSION,
         manifest: &opened.manifest,
         signature: &opened.signature,
         groups: &seq,

@@ -3,7 +3,6 @@
 //! The partition rows are printed as the merge finds them (see `print`), so the output itself
 //! holds no rows in memory.
 
-pub(super) mod live;
 mod print;
 
 use std::collections::BTreeSet;
@@ -13,6 +12,7 @@ use clap::Args;
 use serde_json::{json, Value};
 
 use super::{Cli, OutputFormat};
+use crate::diff::live::{self, Live};
 use crate::diff::{group_rows, ConnectorDiff, Filter, PartitionDiff, Row};
 use crate::error::{exit, Error, Result};
 use crate::kafka::KafkaClient;
@@ -22,7 +22,6 @@ use crate::snapshot::choose::{choose, Choice, Eligible};
 use crate::snapshot::model::ConnectorSnapshot;
 use crate::snapshot::repo::{self, ErrorSlot, Opened};
 use crate::timeutil::parse_time;
-use live::Live;
 use std::sync::Arc;
 
 /// Arguments of `diff`.

@@ -18,10 +18,10 @@ use chrono::{DateTime, Utc};
 use clap::Args;
 use serde::Serialize;
 
-use super::diff::live::{self, Live};
 use super::output::print_json;
 use super::{Cli, GlobalArgs, OutputFormat, SelectArgs};
 use crate::connect::ConnectClient;
+use crate::diff::live::{self, Live};
 use crate::diff::Filter;
 use crate::error::{Error, Result};
 use crate::guard::{Collector, Comparison};

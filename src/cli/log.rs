@@ -4,12 +4,12 @@ use chrono::Utc;
 use clap::Args;
 use comfy_table::Cell;
 
-use super::history_plot::{self, PlotTarget};
 use super::output::{print_json, right, table};
 use super::{Cli, OutputFormat};
 use crate::error::{Error, Result};
 use crate::log::applied::AppliedBy;
 use crate::log::history::{history, Change, History, HistoryFilter};
+use crate::log::plot::{self as history_plot, PlotTarget};
 use crate::timeutil::parse_time;
 
 pub(super) const HISTORY_EXAMPLES: &str = "\

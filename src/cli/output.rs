@@ -9,9 +9,9 @@ use serde_json::{json, Value};
 use crate::snapshot::model::GroupSnapshot;
 use crate::snapshot::repo::{Listed, Opened};
 
-/// Prints a JSON document; an object gets `schema_version` first (see [`super::schema`]).
+/// Prints a JSON document; an object gets `schema_version` first (see [`crate::schema`]).
 pub fn print_json(value: &Value) {
-    let value = super::schema::versioned(value);
+    let value = crate::schema::versioned(value);
     crate::outln!(
         "{}",
         serde_json::to_string_pretty(&value).expect("JSON values always serialize")
@@ -334,7 +334,7 @@ pub(super) fn print_json_spliced(
     value: &Value,
     splices: &mut [Splice<'_>],
 ) -> crate::error::Result<()> {
-    let value = super::schema::versioned(value);
+    let value = crate::schema::versioned(value);
     let mut out = std::io::BufWriter::with_capacity(1 << 16, crate::console::QuietStdout);
     let mut path = Vec::new();
     write_spliced(&mut out, &value, &mut path, splices, 0)

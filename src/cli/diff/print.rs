@@ -33,7 +33,7 @@ pub(super) fn json(
     write!(
         out,
         "{{\"schema_version\":{},\"old\":{old},\"new\":{new},\"partitions\":[",
-        crate::cli::schema::SCHEMA_VERSION
+        crate::schema::SCHEMA_VERSION
     )
     .map_err(io)?;
     let mut first = true;
