@@ -1,4 +1,4 @@
-//! The commands that change offsets, as library calls: typed options in, typed results out.
+//! The commands, as library calls: typed options in, typed results out.
 //! `src/cli` turns the flags into these options, calls them in order and prints what they
 //! return between the calls (the plan before it is applied, the outcome before it is watched).
 //!
@@ -8,8 +8,15 @@
 //! - [`apply`]: what both share once planned: a reviewed plan's approvals, the plan file, the
 //!   exit code of a dry run, the execution and `--watch`.
 //! - [`staging`]: the staging cluster of `--rehearse-on`.
+//! - [`guard`]: a command run between a snapshot and a comparison with it.
+//! - [`prune`]: what an executed prune's deletions and refusals make of its outcome.
+//! - [`export`], [`import`]: kafka-consumer-groups CSV out of a snapshot, and into one.
 
 pub mod apply;
+pub mod export;
+pub mod guard;
+pub mod import;
+pub mod prune;
 pub mod reset;
 pub mod restore;
 pub mod staging;
