@@ -145,7 +145,7 @@ async fn export_at(cli: &Cli, args: &ExportArgs, text: &str) -> Result<i32> {
         groups: args.groups.clone(),
         ..Default::default()
     };
-    let req = super::at::request(text, filter, "export", Utc::now())?;
+    let req = crate::commands::at::request(text, filter, "export", Utc::now())?;
     let store = cli.global.open_existing_store()?;
     let read = crate::log::at::read(&store, &req).await?;
     crate::noteln!("{}", read.instant.describe());

@@ -252,6 +252,17 @@ pub fn print_snapshot(
         );
     }
 
+    print_group_rows(opened, map)?;
+    print_snapshot_connectors(opened);
+    Ok(())
+}
+
+/// The partition rows of a snapshot, aligned: measured in a first pass over its groups,
+/// written in a second.
+fn print_group_rows(
+    opened: &Opened,
+    map: Option<&crate::mirror::TopicMap>,
+) -> crate::error::Result<()> {
     let mut widths = SHOW_HEADERS.map(str::len);
     opened.for_each_group(&mut |g| {
         let g = super::commands::shown_names(map, g);
@@ -278,8 +289,11 @@ pub fn print_snapshot(
         }
         Ok(())
     })?;
-    out.flush().map_err(io)?;
+    out.flush().map_err(io)
+}
 
+/// The connectors of a snapshot, as a table.
+fn print_snapshot_connectors(opened: &Opened) {
     if !opened.connectors.is_empty() {
         let mut c = table(&[
             "CONNECTOR",
@@ -313,7 +327,6 @@ pub fn print_snapshot(
         }
         crate::outln!("\n{c}");
     }
-    Ok(())
 }
 
 /// Writes one element of a spliced array.

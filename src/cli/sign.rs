@@ -139,6 +139,18 @@ fn approve(
             written.sha256, file.sha256
         )));
     }
+    print_approval(cli.global.output, file, name, key, &trust);
+    Ok(exit::OK)
+}
+
+/// What was approved, and the approvals the file now holds.
+fn print_approval(
+    output: OutputFormat,
+    file: &crate::restore::review::PlanFile,
+    name: &str,
+    key: &crate::sign::SecretKey,
+    trust: &crate::restore::approval::PlanTrust,
+) {
     let b = &file.body;
     let s = &b.plan.summary;
     let kind = if b.reset.is_some() {
@@ -152,7 +164,7 @@ fn approve(
         .filter(|s| s.purpose == crate::sign::Purpose::PlanApproval)
         .map(|s| s.key_id.clone())
         .collect();
-    match cli.global.output {
+    match output {
         OutputFormat::Json => print_json(&json!({
             "plan": name,
             "sha256": file.sha256,
@@ -191,5 +203,4 @@ fn approve(
             );
         }
     }
-    Ok(exit::OK)
 }

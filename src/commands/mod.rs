@@ -10,9 +10,15 @@
 //! - [`staging`]: the staging cluster of `--rehearse-on`.
 //! - [`guard`]: a command run between a snapshot and a comparison with it.
 //! - [`prune`]: what an executed prune's deletions and refusals make of its outcome.
+//! - [`verify`]: every file of one or all snapshots re-hashed, signatures judged, the archive
+//!   checked.
+//! - [`diff`]: the two sides of a comparison read and verified, their rows and connectors
+//!   compared; [`at`]: the request of `--at TIME`.
 //! - [`export`], [`import`]: kafka-consumer-groups CSV out of a snapshot, and into one.
 
 pub mod apply;
+pub mod at;
+pub mod diff;
 pub mod export;
 pub mod guard;
 pub mod import;
@@ -20,3 +26,4 @@ pub mod prune;
 pub mod reset;
 pub mod restore;
 pub mod staging;
+pub mod verify;
