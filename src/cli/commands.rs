@@ -35,7 +35,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Keygen(args) => super::sign::cmd_keygen(&cli, args),
         Command::Approve(args) => super::sign::cmd_approve(&cli, args).await,
         Command::Audit(args) => super::audit::cmd_audit(&cli, args).await,
-        Command::Config(command) => super::config::run(&cli, command),
+        Command::Config(command) => super::config::commands::run(&cli, command),
         Command::Mcp(args) => super::mcp::cmd_mcp(&cli, args).await,
         Command::Completions(args) => super::completions::cmd_completions(args),
         Command::Man(args) => super::completions::cmd_man(args),
