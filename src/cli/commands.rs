@@ -5,13 +5,14 @@ use serde_json::json;
 
 use super::output::{self, print_json};
 use super::{Cli, Command, ListArgs, OutputFormat, ShowArgs, SnapshotArgs, VerifyArgs};
+use crate::commands::list::{self, ListFilter};
 use crate::commands::verify;
 use crate::error::{exit, Result};
 use crate::kafka::KafkaClient;
 use crate::serve::metrics::{self, one_shot_textfile, Outcome};
 use crate::sign::Verdict;
 use crate::snapshot;
-use crate::snapshot::repo::{self, DayRange};
+use crate::snapshot::repo;
 use crate::timeutil::parse_time;
 
 /// Runs a parsed command line; returns the process exit code.
@@ -124,44 +125,17 @@ async fn snapshot(cli: &Cli, args: &SnapshotArgs, taken: &mut Option<(i64, i64)>
 
 async fn cmd_list(cli: &Cli, args: &ListArgs) -> Result<i32> {
     let now = Utc::now();
-    let since = args
-        .since
-        .as_deref()
-        .map(|t| parse_time(t, now))
-        .transpose()?;
-    let until = args
-        .until
-        .as_deref()
-        .map(|t| parse_time(t, now))
-        .transpose()?;
-    let tags = super::parse_tags(&args.tags)?;
-    let store = cli.global.open_existing_store()?;
-    let days = DayRange {
-        from: since.map(|t| t.date_naive()),
-        to: until.map(|t| t.date_naive()),
+    let time = |t: &Option<String>| t.as_deref().map(|t| parse_time(t, now)).transpose();
+    let filter = ListFilter {
+        since: time(&args.since)?,
+        until: time(&args.until)?,
+        group: args.group.clone(),
+        connector: args.connector.clone(),
+        tags: super::parse_tags(&args.tags)?,
+        complete_only: args.complete_only,
     };
-    let filtering = args.group.is_some() || args.connector.is_some() || !tags.is_empty();
-    let listed: Vec<_> = repo::list(&store, days)
-        .await?
-        .into_iter()
-        .filter(|l| match &l.manifest {
-            None => !args.complete_only && !filtering && since.is_none() && until.is_none(),
-            Some(m) => {
-                let t = m.meta.created_at;
-                since.is_none_or(|s| t >= s)
-                    && until.is_none_or(|u| t <= u)
-                    && args
-                        .group
-                        .as_ref()
-                        .is_none_or(|g| m.summary.group_ids.contains(g))
-                    && args
-                        .connector
-                        .as_ref()
-                        .is_none_or(|c| m.summary.connector_names.contains(c))
-                    && tags.iter().all(|(k, v)| m.meta.tags.get(k) == Some(v))
-            }
-        })
-        .collect();
+    let store = cli.global.open_existing_store()?;
+    let listed = list::list(&store, &filter).await?;
     match cli.global.output {
         OutputFormat::Json => print_json(&output::list_json(&listed)),
         OutputFormat::Table => output::print_list(&listed),

@@ -10,6 +10,7 @@
 //! - [`staging`]: the staging cluster of `--rehearse-on`.
 //! - [`guard`]: a command run between a snapshot and a comparison with it.
 //! - [`prune`]: what an executed prune's deletions and refusals make of its outcome.
+//! - [`list`]: the snapshots a filter keeps.
 //! - [`verify`]: every file of one or all snapshots re-hashed, signatures judged, the archive
 //!   checked.
 //! - [`diff`]: the two sides of a comparison read and verified, their rows and connectors
@@ -22,6 +23,7 @@ pub mod diff;
 pub mod export;
 pub mod guard;
 pub mod import;
+pub mod list;
 pub mod prune;
 pub mod reset;
 pub mod restore;
