@@ -6,6 +6,7 @@
 //! caller as it is found.
 
 mod connectors;
+pub mod live;
 
 use std::cmp::Ordering;
 use std::collections::BTreeSet;

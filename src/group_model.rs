@@ -11,6 +11,9 @@ use std::fmt;
 use rdkafka::types::RDKafkaErrorCode;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+/// A topic-partition key.
+pub type TopicPartition = (String, i32);
+
 /// The state of a group as the coordinator reports it, or why it is not known.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GroupState {

@@ -14,6 +14,10 @@
 //! - [`format`]: JSON and Parquet encodings.
 //! - [`store`]: `object_store` backends picked by URL, create-only writes.
 //! - [`restore`]: snapshot choice, the plan (pure), and its verified application.
+//! - [`schema`]: the JSON documents `--output json` prints: their types, and the JSON Schemas
+//!   generated from them (`docs/schema/`).
+//! - [`commands`]: `restore` and `reset` as library calls, typed options in and typed results
+//!   out, which [`cli`] calls and prints.
 //! - [`diff`]: the difference between two snapshots, or a snapshot and the cluster (pure).
 //! - [`guard`]: what moved while `guard`'s command ran, summed up in bounded memory (pure).
 //! - [`retention`]: `prune`'s policy with restic's rules (pure), and deleting what it removes.
@@ -25,10 +29,14 @@
 //!   replication policies) and MirrorMaker's checkpoint and offset-sync records, decoded (pure).
 //! - [`audit`]: the audit trail: one CloudEvents event in the store for every change made or
 //!   refused.
+//! - [`console`], [`progress`]: lines for people on stdout and stderr (`-q`, a closed stdout),
+//!   and progress bars on long work.
 
 pub mod audit;
 pub mod cli;
+pub mod commands;
 pub mod connect;
+pub mod console;
 pub mod diff;
 pub mod error;
 pub mod expiry;
@@ -46,6 +54,7 @@ pub mod progress;
 pub mod redact;
 pub mod restore;
 pub mod retention;
+pub mod schema;
 pub mod serve;
 pub mod settings;
 pub mod sign;

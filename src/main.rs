@@ -51,7 +51,7 @@ fn main() -> ExitCode {
     let mut args = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let _failpoints = offset_vault::failpoint::setup();
     init_logging(args.global.verbose, args.global.quiet);
-    cli::output::set_quiet(args.global.quiet);
+    offset_vault::console::set_quiet(args.global.quiet);
     // Flags > environment > the configuration file's context > built-in defaults.
     let strict = args.command.needs_context();
     if let Err(e) = cli::config::apply(&mut args, &matches, strict) {

@@ -5,12 +5,14 @@ use serde_json::json;
 
 use super::output::{self, print_json};
 use super::{Cli, Command, ListArgs, OutputFormat, ShowArgs, SnapshotArgs, VerifyArgs};
+use crate::commands::list::{self, ListFilter};
+use crate::commands::verify;
 use crate::error::{exit, Result};
 use crate::kafka::KafkaClient;
 use crate::serve::metrics::{self, one_shot_textfile, Outcome};
 use crate::sign::Verdict;
 use crate::snapshot;
-use crate::snapshot::repo::{self, DayRange};
+use crate::snapshot::repo;
 use crate::timeutil::parse_time;
 
 /// Runs a parsed command line; returns the process exit code.
@@ -34,7 +36,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Keygen(args) => super::sign::cmd_keygen(&cli, args),
         Command::Approve(args) => super::sign::cmd_approve(&cli, args).await,
         Command::Audit(args) => super::audit::cmd_audit(&cli, args).await,
-        Command::Config(command) => super::config::run(&cli, command),
+        Command::Config(command) => super::config::commands::run(&cli, command),
         Command::Mcp(args) => super::mcp::cmd_mcp(&cli, args).await,
         Command::Completions(args) => super::completions::cmd_completions(args),
         Command::Man(args) => super::completions::cmd_man(args),
@@ -123,44 +125,17 @@ async fn snapshot(cli: &Cli, args: &SnapshotArgs, taken: &mut Option<(i64, i64)>
 
 async fn cmd_list(cli: &Cli, args: &ListArgs) -> Result<i32> {
     let now = Utc::now();
-    let since = args
-        .since
-        .as_deref()
-        .map(|t| parse_time(t, now))
-        .transpose()?;
-    let until = args
-        .until
-        .as_deref()
-        .map(|t| parse_time(t, now))
-        .transpose()?;
-    let tags = super::parse_tags(&args.tags)?;
-    let store = cli.global.open_existing_store()?;
-    let days = DayRange {
-        from: since.map(|t| t.date_naive()),
-        to: until.map(|t| t.date_naive()),
+    let time = |t: &Option<String>| t.as_deref().map(|t| parse_time(t, now)).transpose();
+    let filter = ListFilter {
+        since: time(&args.since)?,
+        until: time(&args.until)?,
+        group: args.group.clone(),
+        connector: args.connector.clone(),
+        tags: super::parse_tags(&args.tags)?,
+        complete_only: args.complete_only,
     };
-    let filtering = args.group.is_some() || args.connector.is_some() || !tags.is_empty();
-    let listed: Vec<_> = repo::list(&store, days)
-        .await?
-        .into_iter()
-        .filter(|l| match &l.manifest {
-            None => !args.complete_only && !filtering && since.is_none() && until.is_none(),
-            Some(m) => {
-                let t = m.meta.created_at;
-                since.is_none_or(|s| t >= s)
-                    && until.is_none_or(|u| t <= u)
-                    && args
-                        .group
-                        .as_ref()
-                        .is_none_or(|g| m.summary.group_ids.contains(g))
-                    && args
-                        .connector
-                        .as_ref()
-                        .is_none_or(|c| m.summary.connector_names.contains(c))
-                    && tags.iter().all(|(k, v)| m.meta.tags.get(k) == Some(v))
-            }
-        })
-        .collect();
+    let store = cli.global.open_existing_store()?;
+    let listed = list::list(&store, &filter).await?;
     match cli.global.output {
         OutputFormat::Json => print_json(&output::list_json(&listed)),
         OutputFormat::Table => output::print_list(&listed),
@@ -255,7 +230,7 @@ fn print_show_json(opened: &repo::Opened, map: Option<&crate::mirror::TopicMap>)
     let mut groups = std::iter::from_fn(|| stream.next().map(as_json));
     let seq = crate::format::json::SeqOf::new(&mut groups);
     let doc = Doc {
-        schema_version: crate::cli::schema::SCHEMA_VERSION,
+        schema_version: crate::schema::SCHEMA_VERSION,
         manifest: &opened.manifest,
         signature: &opened.signature,
         groups: &seq,
@@ -263,7 +238,7 @@ fn print_show_json(opened: &repo::Opened, map: Option<&crate::mirror::TopicMap>)
     };
     let io =
         |e: &dyn std::fmt::Display| crate::error::Error::Internal(format!("write to stdout: {e}"));
-    let mut out = std::io::BufWriter::new(output::QuietStdout);
+    let mut out = std::io::BufWriter::new(crate::console::QuietStdout);
     serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| seq.error_or(|| io(&e)))?;
     writeln!(out).map_err(|e| io(&e))?;
     out.flush().map_err(|e| io(&e))?;
@@ -278,101 +253,71 @@ fn print_show_json(opened: &repo::Opened, map: Option<&crate::mirror::TopicMap>)
 /// data files and recorded gaps do not).
 async fn cmd_verify(cli: &Cli, args: &VerifyArgs) -> Result<i32> {
     let store = cli.global.open_existing_store()?;
-    let enforcing = store.keys().enforcing();
-    // (id, content problems, signature)
-    let mut results: Vec<(String, Vec<String>, Verdict)> = Vec::new();
-    let mut log = None;
-    if args.all {
-        let all = repo::list(&store, DayRange::default()).await?;
-        crate::progress::stage("snapshots verified", all.len() as u64);
-        for listed in all {
-            let problems = repo::verify_listed(&store, &listed).await;
-            crate::progress::advance(1);
-            results.push((listed.id, problems, listed.signature));
-        }
-        crate::progress::finish();
-        log = Some(crate::log::verify::verify(&store).await?);
-    } else {
-        let id = args.id.as_deref().unwrap_or_default();
-        let manifest = repo::resolve(&store, id).await?;
-        let signature = repo::signature(&store, &manifest).await?;
-        let (_, problems) = repo::check(&store, &manifest).await;
-        results.push((manifest.meta.id, problems, signature));
-    }
-    // Content problems and broken signatures are corruption; unsigned and untrusted snapshots
-    // are counted apart (they fail verification only when trusted keys are configured).
-    let corrupt = |(_, p, v): &(String, Vec<String>, Verdict)| {
-        !p.is_empty() || matches!(v, Verdict::Invalid { .. })
-    };
-    let failed = results.iter().filter(|r| corrupt(r)).count();
-    let unsigned = results
-        .iter()
-        .filter(|(_, _, v)| matches!(v, Verdict::Unsigned))
-        .count();
-    let untrusted = results
-        .iter()
-        .filter(|(_, _, v)| matches!(v, Verdict::Untrusted { .. }))
-        .count();
-    let accepted = |v: &Verdict| !enforcing || v.refusal().is_none();
+    let id = (!args.all).then(|| args.id.as_deref().unwrap_or_default());
+    let v = verify::verify(&store, id).await?;
     match cli.global.output {
         OutputFormat::Json => {
             let mut doc = json!({
-                "verified": results.len(),
-                "failed": failed,
-                "unsigned": unsigned,
-                "untrusted": untrusted,
-                "snapshots": results.iter().map(|(id, problems, v)| json!({
-                    "id": id,
-                    "ok": problems.is_empty() && !matches!(v, Verdict::Invalid { .. }) && accepted(v),
-                    "problems": problems,
-                    "signature": v,
+                "verified": v.snapshots.len(),
+                "failed": v.failed(),
+                "unsigned": v.unsigned(),
+                "untrusted": v.untrusted(),
+                "snapshots": v.snapshots.iter().map(|c| json!({
+                    "id": c.id,
+                    "ok": !c.corrupt() && v.accepted(&c.signature),
+                    "problems": c.problems,
+                    "signature": c.signature,
                 })).collect::<Vec<_>>(),
             });
-            if let Some(l) = &log {
+            if let Some(l) = &v.log {
                 doc["log"] = json!(l);
             }
             print_json(&doc)
         }
-        OutputFormat::Table => {
-            for r in &results {
-                let (id, problems, v) = r;
-                let word = if corrupt(r) {
-                    "FAILED"
-                } else if !accepted(v) {
-                    match v {
-                        Verdict::Unsigned => "UNSIGNED",
-                        _ => "UNTRUSTED",
-                    }
-                } else {
-                    "OK"
-                };
-                crate::outln!("{word:<7} {id}  ({})", v.describe());
-                for p in problems {
-                    crate::outln!("        - {p}");
-                }
-                if let Some(why) = v.refusal().filter(|_| corrupt(r) || !accepted(v)) {
-                    if matches!(v, Verdict::Invalid { .. }) || enforcing {
-                        crate::outln!("        - {why}");
-                    }
-                }
+        OutputFormat::Table => print_verification(&v),
+    }
+    Ok(v.exit_code())
+}
+
+/// Each snapshot verified, with its problems, then the totals and the archive's part.
+fn print_verification(v: &verify::Verification) {
+    for c in &v.snapshots {
+        let s = &c.signature;
+        let word = if c.corrupt() {
+            "FAILED"
+        } else if !v.accepted(s) {
+            match s {
+                Verdict::Unsigned => "UNSIGNED",
+                _ => "UNTRUSTED",
             }
-            crate::noteln!(
-                "{} snapshot(s) verified, {failed} failed, {unsigned} unsigned, {untrusted} signed by an untrusted key{}",
-                results.len(),
-                if enforcing { "" } else { " (no --trusted-key given: signatures are not required)" }
-            );
-            if let Some(l) = &log {
-                print_log_report(l);
+        } else {
+            "OK"
+        };
+        crate::outln!("{word:<7} {}  ({})", c.id, s.describe());
+        for p in &c.problems {
+            crate::outln!("        - {p}");
+        }
+        if let Some(why) = s.refusal().filter(|_| c.corrupt() || !v.accepted(s)) {
+            if matches!(s, Verdict::Invalid { .. }) || v.enforcing {
+                crate::outln!("        - {why}");
             }
         }
     }
-    let log_ok = log.as_ref().is_none_or(|l| l.ok);
-    let refused = enforcing && (unsigned + untrusted) > 0;
-    Ok(if failed == 0 && log_ok && !refused {
-        exit::OK
-    } else {
-        exit::INTEGRITY
-    })
+    crate::noteln!(
+        "{} snapshot(s) verified, {} failed, {} unsigned, {} signed by an untrusted key{}",
+        v.snapshots.len(),
+        v.failed(),
+        v.unsigned(),
+        v.untrusted(),
+        if v.enforcing {
+            ""
+        } else {
+            " (no --trusted-key given: signatures are not required)"
+        }
+    );
+    if let Some(l) = &v.log {
+        print_log_report(l);
+    }
 }
 
 /// The archive's part of `verify --all`, for people.

@@ -1,22 +1,21 @@
-//! `offset-vault export` and `import`: kafka-consumer-groups CSV out of and into the store.
+//! `offset-vault export` and `import`: kafka-consumer-groups CSV out of and into the store; the
+//! flags and the printing ([`crate::commands::export`], [`crate::commands::import`] do the work).
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use chrono::{SubsecRound, Utc};
+use chrono::Utc;
 use clap::Args;
 use serde_json::json;
 
 use super::output::print_json;
 use super::{Cli, OutputFormat};
+use crate::commands::export;
+use crate::commands::import::{self, ImportFile};
 use crate::error::{exit, Error, Result};
 use crate::format::csv::{self as csv_form, CsvOffset};
-use crate::kafka::{GroupType, KafkaClient, TopicPartition};
-use crate::snapshot::model::{
-    GroupSnapshot, Member, PartitionOffset, Selection, SnapshotContent, SnapshotKind, SnapshotMeta,
-};
+use crate::snapshot::model::GroupSnapshot;
 use crate::snapshot::repo;
-use crate::snapshot::{self, Captured, Format};
+use crate::snapshot::Format;
 
 /// Arguments of `export`.
 #[derive(Debug, Args)]
@@ -116,25 +115,10 @@ pub async fn export(cli: &Cli, args: &ExportArgs) -> Result<i32> {
             });
         }
     }
-    // kafka-consumer-groups --from-file commits consumer offsets; a share group's start offsets
-    // in the same file would be taken for those. They are exported only when named.
-    let wanted = |g: &GroupSnapshot| {
-        (args.groups.is_empty() || args.groups.contains(&g.group_id)) && !g.partitions.is_empty()
+    let wanted = export::Wanted {
+        named: &args.groups,
     };
-    let left_out =
-        |g: &GroupSnapshot| g.group_type == GroupType::Share && !args.groups.contains(&g.group_id);
-    // A first pass counts the groups (the CSV form depends on it); a second writes the rows.
-    let (mut share, mut groups) = (Vec::new(), 0usize);
-    opened.for_each_group(&mut |g| {
-        if wanted(&g) {
-            if left_out(&g) {
-                share.push(g.group_id);
-            } else {
-                groups += 1;
-            }
-        }
-        Ok(())
-    })?;
+    let (share, groups) = wanted.count(&opened)?;
     if !share.is_empty() {
         crate::noteln!(
             "note: left out share group(s) {}: their share-partition start offsets are not consumer offsets for kafka-consumer-groups --from-file; name one with --group to export it anyway",
@@ -149,7 +133,7 @@ pub async fn export(cli: &Cli, args: &ExportArgs) -> Result<i32> {
     }
     let mut stream = opened.groups();
     let error = stream.error_slot();
-    let mut rows = csv_rows(stream.by_ref().filter(|g| wanted(g) && !left_out(g)));
+    let mut rows = export::csv_rows(stream.by_ref().filter(|g| wanted.writes(g)));
     let stream_error = || error.lock().expect("not poisoned").take();
     let from = format!("snapshot {}", manifest.meta.id);
     write_csv(args, &mut rows, groups, &from, stream_error)
@@ -161,7 +145,7 @@ async fn export_at(cli: &Cli, args: &ExportArgs, text: &str) -> Result<i32> {
         groups: args.groups.clone(),
         ..Default::default()
     };
-    let req = super::at::request(text, filter, "export", Utc::now())?;
+    let req = crate::commands::at::request(text, filter, "export", Utc::now())?;
     let store = cli.global.open_existing_store()?;
     let read = crate::log::at::read(&store, &req).await?;
     crate::noteln!("{}", read.instant.describe());
@@ -176,31 +160,13 @@ async fn export_at(cli: &Cli, args: &ExportArgs, text: &str) -> Result<i32> {
         )));
     }
     let groups = present.len();
-    let mut rows = csv_rows(present.into_iter());
+    let mut rows = export::csv_rows(present.into_iter());
     let from = format!(
         "{} (snapshot {} and the commit log)",
         crate::log::at::millis(req.at),
         read.instant.base_id
     );
     write_csv(args, &mut rows, groups, &from, || None)
-}
-
-/// The CSV rows of groups, in their order.
-fn csv_rows(
-    groups: impl Iterator<Item = GroupSnapshot>,
-) -> impl Iterator<Item = Result<CsvOffset>> {
-    groups.flat_map(|g| {
-        let group = g.group_id;
-        g.partitions.into_iter().map(move |p| {
-            Ok(CsvOffset {
-                group: Some(group.clone()),
-                topic: p.topic,
-                partition: p.partition,
-                offset: p.offset,
-                line: 0,
-            })
-        })
-    })
 }
 
 /// Writes the rows of `groups` groups to `--file` or stdout, in the one-group form when there
@@ -214,28 +180,14 @@ fn write_csv(
 ) -> Result<i32> {
     match &args.file {
         Some(path) => {
-            // Written next to the target and renamed over it once complete: a failed export
-            // leaves the file as it was.
-            let target =
-                |e: &dyn std::fmt::Display| Error::usage(format!("--file {}: {e}", path.display()));
-            let dir = match path.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-                _ => std::path::PathBuf::from("."),
-            };
-            let tmp = tempfile::NamedTempFile::new_in(&dir).map_err(|e| target(&e))?;
-            let written =
-                csv_form::encode_to(std::io::BufWriter::new(tmp.as_file()), rows, groups > 1)?;
-            if let Some(e) = stream_error() {
-                return Err(e);
-            }
-            tmp.persist(path).map_err(|e| target(&e.error))?;
+            let written = export::write_file(path, rows, groups, stream_error)?;
             crate::noteln!(
                 "{written} offset(s) of {groups} group(s) from {from} written to {}",
                 path.display()
             );
         }
         None => {
-            let out = std::io::BufWriter::new(crate::cli::output::QuietStdout);
+            let out = std::io::BufWriter::new(crate::console::QuietStdout);
             csv_form::encode_to(out, rows, groups > 1)?;
             if let Some(e) = stream_error() {
                 return Err(e);
@@ -245,72 +197,25 @@ fn write_csv(
     Ok(exit::OK)
 }
 
-/// What `import` reads from its arguments: the file's name, its rows by group, the tags.
-pub(super) type CheckedImport = (
-    String,
-    BTreeMap<String, Vec<CsvOffset>>,
-    BTreeMap<String, String>,
-);
-
 /// The file, its groups and the tags of `import`, checked (no connection, no store).
-pub(super) fn check_import(args: &ImportArgs) -> Result<CheckedImport> {
-    let bytes = std::fs::read(&args.file).map_err(|source| Error::ReadFile {
-        path: args.file.clone(),
-        source,
-    })?;
-    let name = args.file.display().to_string();
-    let file = csv_form::decode(&name, &bytes)?;
-    let by_group = csv_form::by_group(&file, &args.groups)?;
+pub(super) fn check_import(args: &ImportArgs) -> Result<ImportFile> {
+    let (name, by_group) = import::read(&args.file, &args.groups)?;
     let tags = super::parse_tags(&args.tags)?;
-    Ok((name, by_group, tags))
+    Ok(ImportFile {
+        name,
+        by_group,
+        tags,
+    })
 }
 
 pub async fn import(cli: &Cli, args: &ImportArgs, facts: &mut crate::audit::Facts) -> Result<i32> {
     // The file, the groups and the tags are checked before connecting to anything.
-    let (name, by_group, tags) = check_import(args)?;
+    let file = check_import(args)?;
+    let name = file.name.clone();
     let settings = cli.global.kafka_settings()?;
     let store = cli.global.open_store()?;
-    crate::progress::stage("import: reading the live log ranges", 0);
-    let kafka = KafkaClient::connect(settings).await?;
-
-    let ids: Vec<String> = by_group.keys().cloned().collect();
-    let partitions: BTreeSet<TopicPartition> = by_group
-        .values()
-        .flatten()
-        .map(|r| (r.topic.clone(), r.partition))
-        .collect();
-    let (described, (brokers, topics)) =
-        futures::try_join!(kafka.describe_groups(ids.clone()), kafka.metadata())?;
-    let existing: BTreeSet<TopicPartition> = partitions
-        .iter()
-        .filter(|(t, p)| topics.get(t).is_some_and(|n| p < n))
-        .cloned()
-        .collect();
-    let marks = kafka.watermarks(&existing).await?;
-    let mut warnings: Vec<String> = partitions
-        .difference(&existing)
-        .map(|(t, p)| format!("{t} partition {p} does not exist on {}", kafka.bootstrap()))
-        .collect();
-
-    let described: BTreeMap<String, _> = described
-        .into_iter()
-        .map(|d| (d.group_id.clone(), d))
-        .collect();
-    let groups: Vec<GroupSnapshot> = by_group
-        .into_iter()
-        .map(|(group_id, rows)| {
-            let found = described.get(&group_id);
-            imported_group(group_id, rows, found, &marks)
-        })
-        .collect();
-    warnings.extend(past_log_end(&groups));
-    crate::progress::finish();
-    let captured = build(&kafka, &args.format, groups, brokers, tags)?;
-    for w in &warnings {
-        tracing::warn!("{w}");
-    }
-    let manifest = snapshot::write(&store, &captured).await?;
-    import_facts(facts, &manifest);
+    let imported = import::import(&store, settings, file, args.format, facts).await?;
+    let manifest = &imported.manifest;
     match cli.global.output {
         OutputFormat::Json => print_json(&json!({
             "id": manifest.meta.id,
@@ -319,7 +224,7 @@ pub async fn import(cli: &Cli, args: &ImportArgs, facts: &mut crate::audit::Fact
             "created_at": manifest.meta.created_at,
             "cluster_id": manifest.meta.cluster_id,
             "summary": manifest.summary,
-            "warnings": warnings,
+            "warnings": imported.warnings,
         })),
         OutputFormat::Table => {
             crate::noteln!(
@@ -332,115 +237,4 @@ pub async fn import(cli: &Cli, args: &ImportArgs, facts: &mut crate::audit::Fact
         }
     }
     Ok(exit::OK)
-}
-
-/// One imported group: its rows, with the live log range of each partition, and what the
-/// coordinator says of the group now.
-fn imported_group(
-    group_id: String,
-    rows: Vec<CsvOffset>,
-    described: Option<&crate::kafka::GroupDescription>,
-    marks: &BTreeMap<TopicPartition, crate::kafka::Watermarks>,
-) -> GroupSnapshot {
-    let desc = described.filter(|d| d.error.is_none());
-    GroupSnapshot {
-        state: described.map(|d| d.state.clone()).unwrap_or_else(|| {
-            crate::kafka::GroupState::Unknown("the coordinator did not describe it".into())
-        }),
-        protocol_type: match desc {
-            Some(d) if d.is_simple => String::new(),
-            _ => "consumer".into(),
-        },
-        group_type: desc
-            .map(|d| d.group_type)
-            .unwrap_or(crate::kafka::GroupType::Unknown),
-        members: desc
-            .map(|d| d.members.iter().map(Member::from).collect())
-            .unwrap_or_default(),
-        connector: None,
-        configs: Default::default(),
-        partitions: rows
-            .into_iter()
-            .map(|r| {
-                let w = marks.get(&(r.topic.clone(), r.partition));
-                let log_end = w.and_then(|w| w.log_end);
-                PartitionOffset {
-                    log_start_offset: w.and_then(|w| w.log_start),
-                    log_end_offset: log_end,
-                    lag: log_end.map(|e| (e - r.offset).max(0)),
-                    ..PartitionOffset::new(r.topic, r.partition, r.offset)
-                }
-            })
-            .collect(),
-        group_id,
-    }
-}
-
-/// A warning for every imported offset past its partition's log end.
-fn past_log_end(groups: &[GroupSnapshot]) -> Vec<String> {
-    let mut warnings = Vec::new();
-    for g in groups {
-        for p in &g.partitions {
-            if let Some(e) = p.log_end_offset.filter(|e| p.offset > *e) {
-                warnings.push(format!(
-                    "group {} {} partition {}: offset {} is past the log end {e}",
-                    g.group_id, p.topic, p.partition, p.offset
-                ));
-            }
-        }
-    }
-    warnings
-}
-
-/// What the audit event of an import says: the snapshot written and its groups (an import
-/// changes no offset).
-fn import_facts(facts: &mut crate::audit::Facts, manifest: &crate::snapshot::Manifest) {
-    facts.subject = Some(manifest.meta.id.clone());
-    facts.snapshot_ids.push(manifest.meta.id.clone());
-    facts.groups = manifest
-        .summary
-        .group_ids
-        .iter()
-        .map(|g| crate::audit::GroupChange {
-            group_id: g.clone(),
-            partitions_changed: 0,
-            records_reprocessed: 0,
-            records_skipped: 0,
-        })
-        .collect();
-    facts
-        .detail
-        .insert("partitions".into(), json!(manifest.summary.partitions));
-}
-
-/// The snapshot of an import, with its id assigned.
-fn build(
-    kafka: &KafkaClient,
-    format: &crate::snapshot::Format,
-    groups: Vec<GroupSnapshot>,
-    brokers: Vec<String>,
-    tags: BTreeMap<String, String>,
-) -> Result<Captured> {
-    let mut content = SnapshotContent {
-        groups,
-        connectors: vec![],
-    };
-    content.normalize();
-    let meta = SnapshotMeta {
-        id: String::new(),
-        created_at: Utc::now().trunc_subsecs(3),
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        cluster_id: kafka.cluster_id().to_string(),
-        bootstrap_servers: kafka.bootstrap().to_string(),
-        brokers,
-        selection: Selection {
-            groups: content.groups.iter().map(|g| g.group_id.clone()).collect(),
-            ..Default::default()
-        },
-        tags,
-        kind: SnapshotKind::Import,
-        undo_of: None,
-        partial: vec![],
-    };
-    Captured::from_content(meta, *format, content, vec![])
 }

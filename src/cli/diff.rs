@@ -1,29 +1,21 @@
-//! `offset-vault diff`: two snapshots, or a snapshot and the cluster now.
+//! `offset-vault diff`: two snapshots, or a snapshot and the cluster now; the sides are read and
+//! compared by [`crate::commands::diff`].
 //!
 //! The partition rows are printed as the merge finds them (see `print`), so the output itself
 //! holds no rows in memory.
 
-pub(super) mod live;
 mod print;
 
-use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use clap::Args;
-use serde_json::{json, Value};
 
 use super::{Cli, OutputFormat};
-use crate::diff::{group_rows, ConnectorDiff, Filter, PartitionDiff, Row};
-use crate::error::{exit, Error, Result};
-use crate::kafka::KafkaClient;
-use crate::log::at::{AtRequest, ReadAt};
-use crate::mirror::TopicMap;
-use crate::snapshot::choose::{choose, Choice, Eligible};
-use crate::snapshot::model::ConnectorSnapshot;
-use crate::snapshot::repo::{self, ErrorSlot, Opened};
-use crate::timeutil::parse_time;
-use live::Live;
-use std::sync::Arc;
+use crate::commands::diff::{self as command, Compared, Side, SideFlags};
+use crate::diff::{Filter, PartitionDiff};
+use crate::error::{Error, Result};
+use crate::snapshot::choose::Eligible;
 
 /// Arguments of `diff`.
 #[derive(Debug, Args)]
@@ -95,128 +87,16 @@ Examples:
 
 With --exit-code: 0 when there are no differences, 1 when there are (other exit codes: offset-vault --help).";
 
-/// One side of the comparison, as asked for.
-enum Side {
-    Snapshot(Choice),
-    /// The committed offsets at an instant (`--at`).
-    At(AtRequest),
-    Live,
-}
-
-/// The sides in order: ids, then `--before`, `--at` (in the order given), `--latest`, `--live`;
-/// exactly two.
+/// The two sides the flags name.
 fn sides(args: &DiffArgs, filter: &Filter, now: DateTime<Utc>) -> Result<(Side, Side)> {
-    let mut sides: Vec<Side> = args
-        .ids
-        .iter()
-        .map(|id| Side::Snapshot(Choice::Id(id.clone())))
-        .collect();
-    if let Some(t) = &args.before {
-        sides.push(Side::Snapshot(Choice::Before(parse_time(t, now)?)));
-    }
-    for t in &args.at {
-        sides.push(Side::At(super::at::request(
-            t,
-            filter.clone(),
-            "diff",
-            now,
-        )?));
-    }
-    if args.latest {
-        sides.push(Side::Snapshot(Choice::Latest));
-    }
-    if args.live {
-        sides.push(Side::Live);
-    }
-    if !args.partitions.is_empty() && args.topics.is_empty() {
-        return Err(Error::usage("--partition needs --topic"));
-    }
-    let n = sides.len();
-    let mut it = sides.into_iter();
-    match (it.next(), it.next()) {
-        (Some(a @ (Side::Snapshot(_) | Side::At(_))), Some(b)) if n == 2 => Ok((a, b)),
-        _ => Err(Error::usage(format!(
-            "diff compares two things, {n} given: pass two of snapshot ids, --before TIME, --at TIME and --latest, or one of them and --live"
-        ))),
-    }
-}
-
-/// A side once read: its label, its connectors, and (for a snapshot) the verified snapshot,
-/// whose groups are read from its local offsets file as the comparison needs them, or (for an
-/// instant) the groups at the instant.
-struct Read {
-    label: Value,
-    cluster_id: String,
-    opened: Option<Opened>,
-    at: Option<ReadAt>,
-    /// A snapshot's connectors; an instant's base's, which only name the sink groups of
-    /// `--connector` (they are not compared).
-    connectors: Vec<ConnectorSnapshot>,
-    /// `--topic-map`, `--replication-policy`: the topics as the live cluster names them.
-    rename: Option<Arc<TopicMap>>,
-}
-
-fn from_opened(opened: Opened) -> Read {
-    let m = &opened.manifest;
-    Read {
-        label: json!({"snapshot": m.meta.id, "created_at": m.meta.created_at, "kind": m.meta.kind}),
-        cluster_id: m.meta.cluster_id.clone(),
-        connectors: opened.connectors.clone(),
-        opened: Some(opened),
-        at: None,
-        rename: None,
-    }
-}
-
-fn from_instant(read: ReadAt) -> Read {
-    let i = &read.instant;
-    let sources: Vec<&crate::log::at::Source> = i.groups.iter().map(|g| &g.source).collect();
-    let m = &read.chosen.manifest.meta;
-    Read {
-        label: json!({
-            "at": i.at,
-            "snapshot": m.id,
-            "created_at": m.created_at,
-            "kind": m.kind,
-            "segments": i.segments,
-            "records": i.records(),
-            "sources": sources,
-            "absent": i.absent(),
-            "left_out": i.left_out,
-        }),
-        cluster_id: m.cluster_id.clone(),
-        connectors: read.connectors.clone(),
-        opened: None,
-        at: Some(read),
-        rename: None,
-    }
-}
-
-/// The rows of a snapshot side, read anew each time; a read error is kept in `errors`.
-fn opened_rows<'a>(
-    read: &'a Read,
-    wanted: Option<&'a BTreeSet<String>>,
-    filter: &'a Filter,
-    errors: &std::cell::RefCell<Vec<ErrorSlot>>,
-) -> Box<dyn Iterator<Item = Row> + 'a> {
-    let rename = read.rename.clone();
-    let renamed = move |g: crate::snapshot::GroupSnapshot| match &rename {
-        Some(map) => crate::mirror::rename_group(map, g),
-        None => g,
+    let flags = SideFlags {
+        ids: &args.ids,
+        before: args.before.as_deref(),
+        at: &args.at,
+        latest: args.latest,
+        live: args.live,
     };
-    if let Some(at) = &read.at {
-        return Box::new(group_rows(
-            at.instant.present().cloned().map(renamed),
-            wanted,
-            filter,
-        ));
-    }
-    let Some(opened) = &read.opened else {
-        return Box::new(std::iter::empty());
-    };
-    let stream = opened.groups();
-    errors.borrow_mut().push(stream.error_slot());
-    Box::new(group_rows(stream.map(renamed), wanted, filter))
+    command::sides(flags, filter, now)
 }
 
 pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
@@ -238,183 +118,41 @@ pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
         .transpose()?;
     let store = cli.global.open_existing_store()?;
     crate::progress::stage("diff: reading and verifying the two sides", 0);
-    let mut old = load(&store, &eligible, old_side).await?;
+    let mut old = command::load(&store, &eligible, old_side).await?;
     old.rename = args.names.topic_map()?.map(Arc::new);
     if old.rename.is_some() && !matches!(new_side, Side::Live) {
         return Err(Error::usage(
             "--topic-map and --replication-policy compare a snapshot with another cluster: add --live",
         ));
     }
-
-    let old_connectors: Vec<&ConnectorSnapshot> = old.connectors.iter().collect();
     let (new, live) = match new_side {
         Side::Live => {
             let settings = kafka_settings.expect("read for --live");
-            let (read, live) = read_live(cli, settings, args, &filter, &old).await?;
+            let clients = || cli.global.connect_clients();
+            let batch = usize::try_from(args.batch_partitions).unwrap_or(usize::MAX);
+            let other = args.allow_other_cluster;
+            let (read, live) =
+                command::read_live(settings, clients, other, batch, &filter, &old).await?;
             (read, Some(live))
         }
-        side => (load(&store, &eligible, side).await?, None),
+        side => (command::load(&store, &eligible, side).await?, None),
     };
-    if new.cluster_id != old.cluster_id && live.is_none() {
-        tracing::warn!(
-            "the snapshots are of different Kafka clusters ({} and {}): offsets are not comparable",
-            old.cluster_id,
-            new.cluster_id
-        );
-    }
-
-    let mut all_connectors = old_connectors.clone();
-    all_connectors.extend(new.connectors.iter());
-    let wanted = filter.group_set(&all_connectors);
-    let errors = std::cell::RefCell::new(Vec::new());
-    let rows = |which: u8| -> Box<dyn Iterator<Item = Row> + '_> {
-        match (which, &live) {
-            (0, _) => opened_rows(&old, wanted.as_ref(), &filter, &errors),
-            (_, Some(l)) => Box::new(l.rows()),
-            (_, None) => opened_rows(&new, wanted.as_ref(), &filter, &errors),
-        }
-    };
-    let connector_diffs = compare_connectors(&old, &new, live.as_ref(), &filter);
-
+    let compared = Compared::new(old, new, live, filter);
     crate::progress::finish();
+    let errors = std::cell::RefCell::new(Vec::new());
+    let rows = |which: u8| compared.rows(which, &errors);
     let shown = |d: &PartitionDiff| args.all || d.is_notable();
+    let (old, new, connectors) = (
+        &compared.old.label,
+        &compared.new.label,
+        &compared.connectors,
+    );
     let counts = match cli.global.output {
-        OutputFormat::Json => print::json(&old.label, &new.label, &rows, &shown, &connector_diffs)?,
-        OutputFormat::Table => {
-            print::table(&old.label, &new.label, &rows, &shown, &connector_diffs)?
-        }
+        OutputFormat::Json => print::json(old, new, &rows, &shown, connectors)?,
+        OutputFormat::Table => print::table(old, new, &rows, &shown, connectors)?,
     };
-    if let Some(l) = &live {
-        errors.borrow_mut().push(l.error_slot());
-    }
-    for slot in errors.borrow().iter() {
-        if let Some(e) = slot.lock().expect("not poisoned").take() {
-            return Err(e);
-        }
-    }
-    let differs = counts.differs() || connector_diffs.iter().any(ConnectorDiff::differs);
-    Ok(if args.exit_code && differs {
-        exit::FAILURE
-    } else {
-        exit::OK
-    })
-}
-
-/// Reads and verifies one side: a snapshot, or the offsets at an instant (`--at`). The live side
-/// is read apart ([`read_live`]).
-async fn load(store: &crate::store::Store, eligible: &Eligible, side: Side) -> Result<Read> {
-    match side {
-        Side::Snapshot(choice) => {
-            let chosen = choose(store, &choice, eligible).await?;
-            Ok(from_opened(
-                repo::open_verified(store, &chosen.manifest).await?,
-            ))
-        }
-        Side::At(req) => {
-            let read = crate::log::at::read(store, &req).await?;
-            for note in super::at::notes(&read) {
-                crate::noteln!("{note}");
-            }
-            Ok(from_instant(read))
-        }
-        Side::Live => Err(Error::Internal("the live side is read apart".into())),
-    }
-}
-
-/// The connectors' differences. An instant has none to compare: the commit log holds group
-/// commits, not a connector's config, state or source offsets.
-fn compare_connectors(
-    old: &Read,
-    new: &Read,
-    live: Option<&Live>,
-    filter: &Filter,
-) -> Vec<ConnectorDiff> {
-    if old.at.is_some() || new.at.is_some() {
-        let asked = old.connectors.iter().chain(&new.connectors);
-        if asked.clone().any(|c| filter.wants_connector(&c.name)) {
-            crate::noteln!(
-                "note: connectors are not compared with an --at side (the commit log holds group commits only); their sink groups are"
-            );
-        }
-        return Vec::new();
-    }
-    let news = match live {
-        Some(l) => l.connector_views(),
-        None => live::snapshot_views(&new.connectors, filter),
-    };
-    live::compare_connectors(&old.connectors, news, filter)
-}
-
-/// The cluster now, for the groups and connectors of the old side that the filter selects,
-/// refused when it is another cluster than the snapshot's unless `--allow-other-cluster`.
-async fn read_live(
-    cli: &Cli,
-    settings: crate::kafka::KafkaSettings,
-    args: &DiffArgs,
-    filter: &Filter,
-    old: &Read,
-) -> Result<(Read, Live)> {
-    let kafka = KafkaClient::connect(settings).await?;
-    if kafka.cluster_id() != old.cluster_id && !args.allow_other_cluster {
-        return Err(Error::OtherCluster {
-            id: old.label["snapshot"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string(),
-            snapshot_cluster: old.cluster_id.clone(),
-            live_cluster: kafka.cluster_id().to_string(),
-            bootstrap: kafka.bootstrap().to_string(),
-        });
-    }
-    let clients = cli.global.connect_clients()?;
-    let batch = usize::try_from(args.batch_partitions).unwrap_or(usize::MAX);
-    let live = match (&old.opened, &old.at) {
-        (Some(opened), _) => {
-            Live::read(
-                &kafka,
-                &clients,
-                opened,
-                filter,
-                batch,
-                old.rename.as_deref(),
-            )
-            .await?
-        }
-        (None, Some(at)) => {
-            let refs: Vec<&ConnectorSnapshot> = at.connectors.iter().collect();
-            let wanted = filter.group_set(&refs);
-            let mut groups: Vec<crate::snapshot::GroupSnapshot> = at
-                .instant
-                .groups
-                .iter()
-                .map(|g| match &old.rename {
-                    Some(map) => crate::mirror::rename_group(map, g.snapshot.clone()),
-                    None => g.snapshot.clone(),
-                })
-                .collect();
-            groups.sort_by(|a, b| a.group_id.cmp(&b.group_id));
-            Live::read_groups(
-                &kafka,
-                &clients,
-                groups.into_iter(),
-                wanted.as_ref(),
-                &[],
-                filter,
-                batch,
-            )
-            .await?
-        }
-        (None, None) => return Err(Error::Internal("the old side is never live".into())),
-    };
-    let read = Read {
-        label: json!({"live": kafka.bootstrap(), "cluster_id": kafka.cluster_id(), "read_at": Utc::now()}),
-        cluster_id: kafka.cluster_id().to_string(),
-        opened: None,
-        at: None,
-        connectors: vec![],
-        rename: None,
-    };
-    Ok((read, live))
+    compared.check(&errors)?;
+    Ok(command::exit_code(args.exit_code, &counts, connectors))
 }
 
 #[cfg(test)]
@@ -423,6 +161,7 @@ mod tests {
 
     use super::*;
     use crate::cli::Command;
+    use crate::snapshot::choose::Choice;
 
     fn args(line: &str) -> DiffArgs {
         let cli = Cli::try_parse_from(format!("offset-vault diff {line}").split_whitespace())

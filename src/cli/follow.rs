@@ -230,38 +230,41 @@ async fn run(cli: &Cli, args: &FollowArgs, followed: &mut Option<Followed>) -> R
                 "warnings": c.warnings,
             })),
         })),
-        OutputFormat::Table => {
-            for w in &done.warnings {
-                crate::alertln!("warning: {w}");
-            }
-            crate::outln!(
-                "{} segment(s), {} record(s) archived to {} ({} not needed, {} unknown){}",
-                done.segments.len(),
-                done.records,
-                store.url(),
-                done.ignored,
-                done.unknown,
-                done.base_snapshot
-                    .as_ref()
-                    .map(|id| format!("; base snapshot {id}"))
-                    .unwrap_or_default()
-            );
-            if let Some(c) = &done.connect {
-                for w in &c.warnings {
-                    crate::alertln!("warning: {w}");
-                }
-                crate::outln!(
-                    "{} segment(s), {} record(s) of {} archived ({} unknown)",
-                    c.segments.len(),
-                    c.records,
-                    args.follower
-                        .connect_offsets_topic
-                        .as_deref()
-                        .unwrap_or_default(),
-                    c.unknown
-                );
-            }
-        }
+        OutputFormat::Table => print_followed(done, args, store.url()),
     }
     Ok(crate::error::exit::OK)
+}
+
+/// What a run archived, for people; its warnings on stderr.
+fn print_followed(done: &Followed, args: &FollowArgs, store: &str) {
+    for w in &done.warnings {
+        crate::alertln!("warning: {w}");
+    }
+    crate::outln!(
+        "{} segment(s), {} record(s) archived to {} ({} not needed, {} unknown){}",
+        done.segments.len(),
+        done.records,
+        store,
+        done.ignored,
+        done.unknown,
+        done.base_snapshot
+            .as_ref()
+            .map(|id| format!("; base snapshot {id}"))
+            .unwrap_or_default()
+    );
+    if let Some(c) = &done.connect {
+        for w in &c.warnings {
+            crate::alertln!("warning: {w}");
+        }
+        crate::outln!(
+            "{} segment(s), {} record(s) of {} archived ({} unknown)",
+            c.segments.len(),
+            c.records,
+            args.follower
+                .connect_offsets_topic
+                .as_deref()
+                .unwrap_or_default(),
+            c.unknown
+        );
+    }
 }

@@ -4,12 +4,12 @@ use chrono::Utc;
 use clap::Args;
 use comfy_table::Cell;
 
-use super::history_plot::{self, PlotTarget};
 use super::output::{print_json, right, table};
 use super::{Cli, OutputFormat};
 use crate::error::{Error, Result};
 use crate::log::applied::AppliedBy;
 use crate::log::history::{history, Change, History, HistoryFilter};
+use crate::log::plot::{self as history_plot, PlotTarget};
 use crate::timeutil::parse_time;
 
 pub(super) const HISTORY_EXAMPLES: &str = "\
@@ -125,7 +125,7 @@ pub async fn cmd_history(cli: &Cli, args: &HistoryArgs) -> Result<i32> {
 }
 
 fn print_csv(h: &History) -> Result<i32> {
-    let mut w = csv::Writer::from_writer(super::output::QuietStdout);
+    let mut w = csv::Writer::from_writer(crate::console::QuietStdout);
     let fail = |e: csv::Error| Error::Internal(format!("write CSV: {e}"));
     w.write_record([
         "at",

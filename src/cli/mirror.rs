@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
 
 use super::{GlobalArgs, OutputFormat};
-use crate::connect::ConnectClient;
+use crate::commands::staging::Staging;
 use crate::error::{Error, Result};
 use crate::kafka::{KafkaClient, KafkaSettings};
 use crate::mirror::MirrorOptions;
@@ -114,13 +114,6 @@ impl NamesArgs {
         crate::mirror::TopicMap::parse(&self.topic_map, self.replication_policy.as_deref())
             .map(Some)
     }
-}
-
-/// The staging cluster of `--rehearse-on`: how to reach it, and its name for messages.
-pub struct Staging {
-    pub settings: KafkaSettings,
-    pub clients: Vec<ConnectClient>,
-    pub name: String,
 }
 
 /// Resolves `--rehearse-on`: a context of the configuration file by that name (its bootstrap

@@ -10,16 +10,13 @@ mod diff;
 mod expiring;
 mod follow;
 mod guard;
-mod history_plot;
 mod log;
 mod mcp;
 mod mirror;
 pub mod output;
-mod plot_text;
 mod prune;
 mod reset;
 mod restore;
-pub mod schema;
 mod serve;
 mod sign;
 

@@ -1,7 +1,6 @@
 //! Printing: tables for people, JSON for scripts. Results go to stdout, everything else to stderr.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use comfy_table::presets::UTF8_BORDERS_ONLY;
 use comfy_table::{Cell, CellAlignment, Table};
@@ -10,106 +9,9 @@ use serde_json::{json, Value};
 use crate::snapshot::model::GroupSnapshot;
 use crate::snapshot::repo::{Listed, Opened};
 
-static QUIET: AtomicBool = AtomicBool::new(false);
-static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
-
-/// `-q`: informational lines on stderr are left out; results and errors are not.
-pub fn set_quiet(quiet: bool) {
-    QUIET.store(quiet, Ordering::Relaxed);
-}
-
-/// Writes a line of results to stdout. A closed stdout (`| head`) is not an error: the rest of
-/// the output is dropped quietly, and the command goes on (a restore is never cut short by it).
-pub fn out_line(args: std::fmt::Arguments<'_>) {
-    if STDOUT_CLOSED.load(Ordering::Relaxed) {
-        return;
-    }
-    let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout
-        .write_fmt(args)
-        .and_then(|()| stdout.write_all(b"\n"))
-        .and_then(|()| stdout.flush())
-    {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            STDOUT_CLOSED.store(true, Ordering::Relaxed);
-        }
-    }
-}
-
-/// Standard output for results written as a stream: once the reader has gone away (a closed
-/// pipe), everything more is dropped quietly, as [`out_line`] does.
-pub struct QuietStdout;
-
-impl Write for QuietStdout {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if STDOUT_CLOSED.load(Ordering::Relaxed) {
-            return Ok(buf.len());
-        }
-        match std::io::stdout().lock().write(buf) {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                STDOUT_CLOSED.store(true, Ordering::Relaxed);
-                Ok(buf.len())
-            }
-            other => other,
-        }
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        if STDOUT_CLOSED.load(Ordering::Relaxed) {
-            return Ok(());
-        }
-        match std::io::stdout().lock().flush() {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                STDOUT_CLOSED.store(true, Ordering::Relaxed);
-                Ok(())
-            }
-            other => other,
-        }
-    }
-}
-
-/// Writes an informational line to stderr, unless `-q`. Errors writing it are ignored.
-pub fn note_line(args: std::fmt::Arguments<'_>) {
-    if !QUIET.load(Ordering::Relaxed) {
-        alert_line(args);
-    }
-}
-
-/// Writes a line to stderr even with `-q` (errors, and what must not be missed such as an undo
-/// snapshot's id). Errors writing it are ignored.
-pub fn alert_line(args: std::fmt::Arguments<'_>) {
-    crate::progress::suspend(|| write_stderr(args));
-}
-
-fn write_stderr(args: std::fmt::Arguments<'_>) {
-    let mut stderr = std::io::stderr().lock();
-    let _ = stderr
-        .write_fmt(args)
-        .and_then(|()| stderr.write_all(b"\n"));
-}
-
-/// A line of results on stdout.
-#[macro_export]
-macro_rules! outln {
-    () => { $crate::cli::output::out_line(format_args!("")) };
-    ($($arg:tt)*) => { $crate::cli::output::out_line(format_args!($($arg)*)) };
-}
-
-/// An informational line on stderr (left out with `-q`).
-#[macro_export]
-macro_rules! noteln {
-    ($($arg:tt)*) => { $crate::cli::output::note_line(format_args!($($arg)*)) };
-}
-
-/// A line on stderr that `-q` keeps.
-#[macro_export]
-macro_rules! alertln {
-    ($($arg:tt)*) => { $crate::cli::output::alert_line(format_args!($($arg)*)) };
-}
-
-/// Prints a JSON document; an object gets `schema_version` first (see [`super::schema`]).
+/// Prints a JSON document; an object gets `schema_version` first (see [`crate::schema`]).
 pub fn print_json(value: &Value) {
-    let value = super::schema::versioned(value);
+    let value = crate::schema::versioned(value);
     crate::outln!(
         "{}",
         serde_json::to_string_pretty(&value).expect("JSON values always serialize")
@@ -350,6 +252,17 @@ pub fn print_snapshot(
         );
     }
 
+    print_group_rows(opened, map)?;
+    print_snapshot_connectors(opened);
+    Ok(())
+}
+
+/// The partition rows of a snapshot, aligned: measured in a first pass over its groups,
+/// written in a second.
+fn print_group_rows(
+    opened: &Opened,
+    map: Option<&crate::mirror::TopicMap>,
+) -> crate::error::Result<()> {
     let mut widths = SHOW_HEADERS.map(str::len);
     opened.for_each_group(&mut |g| {
         let g = super::commands::shown_names(map, g);
@@ -361,7 +274,7 @@ pub fn print_snapshot(
         Ok(())
     })?;
     let io = |e: std::io::Error| crate::error::Error::Internal(format!("write to stdout: {e}"));
-    let mut out = std::io::BufWriter::new(QuietStdout);
+    let mut out = std::io::BufWriter::new(crate::console::QuietStdout);
     writeln!(out).map_err(io)?;
     writeln!(
         out,
@@ -376,8 +289,11 @@ pub fn print_snapshot(
         }
         Ok(())
     })?;
-    out.flush().map_err(io)?;
+    out.flush().map_err(io)
+}
 
+/// The connectors of a snapshot, as a table.
+fn print_snapshot_connectors(opened: &Opened) {
     if !opened.connectors.is_empty() {
         let mut c = table(&[
             "CONNECTOR",
@@ -411,7 +327,6 @@ pub fn print_snapshot(
         }
         crate::outln!("\n{c}");
     }
-    Ok(())
 }
 
 /// Writes one element of a spliced array.
@@ -432,8 +347,8 @@ pub(super) fn print_json_spliced(
     value: &Value,
     splices: &mut [Splice<'_>],
 ) -> crate::error::Result<()> {
-    let value = super::schema::versioned(value);
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, QuietStdout);
+    let value = crate::schema::versioned(value);
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, crate::console::QuietStdout);
     let mut path = Vec::new();
     write_spliced(&mut out, &value, &mut path, splices, 0)
         .and_then(|()| out.write_all(b"\n").map_err(io_err))

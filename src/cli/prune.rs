@@ -9,8 +9,9 @@ use serde_json::json;
 
 use super::output::print_json;
 use super::{parse_duration, Cli, OutputFormat};
-use crate::audit::{AuditOutcome, EventType, Facts};
-use crate::error::{exit, Error, Result};
+use crate::audit::{EventType, Facts};
+use crate::commands::prune as command;
+use crate::error::{Error, Result};
 use crate::retention::log::{LogPlan, OrphanAction};
 use crate::retention::{
     self, parse_group_by, LeftoverAction, PlannedGroup, Policy, PruneOptions, PrunePlan,
@@ -231,7 +232,7 @@ async fn execute_or_plan(cli: &Cli, args: &PruneArgs, facts: &mut Facts) -> Resu
         print_log_plans(&prepared);
     }
     let pruned = retention::execute(&store, &prepared).await;
-    audit_facts(facts, plan, &pruned);
+    command::audit_facts(facts, plan, &pruned);
     match cli.global.output {
         OutputFormat::Json => print_json(&json!({
             "store": store.url(),
@@ -244,86 +245,43 @@ async fn execute_or_plan(cli: &Cli, args: &PruneArgs, facts: &mut Facts) -> Resu
             "connect_log": prepared.connect_log,
             "connect_log_deleted": pruned.connect_log,
         })),
-        OutputFormat::Table => {
-            crate::outln!(
-                "deleted {} snapshot(s) from {}",
-                pruned.deleted.len(),
-                store.url()
-            );
-            for f in &pruned.failed {
-                crate::outln!("  ! {}: {}", f.id, f.error);
-            }
-            if let Some(l) = &pruned.log {
-                crate::outln!(
-                    "deleted {} log segment(s), {} orphan data file(s), {} apply record(s)",
-                    l.segments.len(),
-                    l.orphans.len(),
-                    l.apply_records.len()
-                );
-            }
-            if let Some(l) = &pruned.connect_log {
-                crate::outln!(
-                    "deleted {} segment(s) and {} orphan data file(s) of Connect's offsets topic",
-                    l.segments.len(),
-                    l.orphans.len(),
-                );
-            }
-            for f in pruned.log_failures() {
-                crate::outln!("  ! {}: {}", f.id, f.error);
-            }
-        }
+        OutputFormat::Table => print_pruned(&pruned, store.url()),
     }
-    let failed = pruned.log_failures();
-    if !failed.is_empty() {
-        return Err(Error::store(
-            store.url(),
-            format!(
-                "{} object(s) of the commit-log archive could not be deleted (listed above); each chain was cut only from its start, and a later prune goes on",
-                failed.len()
-            ),
-        ));
-    }
-    if !pruned.failed.is_empty() {
-        return Err(Error::store(
-            store.url(),
-            format!(
-                "{} snapshot(s) could not be deleted completely (listed above); what is left of them is incomplete or untouched, and a later prune removes it",
-                pruned.failed.len()
-            ),
-        ));
+    if let Some(e) = command::failure(&pruned, store.url()) {
+        return Err(e);
     }
     Ok(report_refused(plan, true))
 }
 
-/// What the audit event of an executed prune records: the snapshots deleted, the counts, and
-/// `partial` when something was deleted but not all (a refused group, a failed deletion).
-fn audit_facts(facts: &mut Facts, plan: &PrunePlan, pruned: &retention::Pruned) {
-    facts.snapshot_ids = pruned.deleted.clone();
-    let refused = plan.refused().count();
-    let failed = pruned.failed.len() + pruned.log_failures().len();
-    facts
-        .detail
-        .insert("deleted_snapshots".into(), json!(pruned.deleted.len()));
-    facts
-        .detail
-        .insert("failed_deletions".into(), json!(failed));
-    facts.detail.insert("refused_groups".into(), json!(refused));
-    if let Some(l) = &pruned.log {
-        facts
-            .detail
-            .insert("deleted_log_segments".into(), json!(l.segments.len()));
+/// What an executed prune deleted, and what it could not.
+fn print_pruned(pruned: &retention::Pruned, store: &str) {
+    crate::outln!("deleted {} snapshot(s) from {store}", pruned.deleted.len());
+    for f in &pruned.failed {
+        crate::outln!("  ! {}: {}", f.id, f.error);
     }
-    if !pruned.deleted.is_empty() && (refused > 0 || failed > 0) {
-        facts.outcome = Some(AuditOutcome::Partial);
+    if let Some(l) = &pruned.log {
+        crate::outln!(
+            "deleted {} log segment(s), {} orphan data file(s), {} apply record(s)",
+            l.segments.len(),
+            l.orphans.len(),
+            l.apply_records.len()
+        );
+    }
+    if let Some(l) = &pruned.connect_log {
+        crate::outln!(
+            "deleted {} segment(s) and {} orphan data file(s) of Connect's offsets topic",
+            l.segments.len(),
+            l.orphans.len(),
+        );
+    }
+    for f in pruned.log_failures() {
+        crate::outln!("  ! {}: {}", f.id, f.error);
     }
 }
 
-/// Names each refused group on stderr; exit 15 if there is one. A scheduled dry run is caught
-/// by its exit code before anything is executed.
+/// Names each refused group on stderr; exit 15 if there is one.
 fn report_refused(plan: &PrunePlan, executed: bool) -> i32 {
-    let mut code = exit::OK;
     for g in plan.refused() {
-        code = exit::PRUNE_REFUSED;
         let done = if executed {
             "none of its snapshots was deleted"
         } else {
@@ -335,7 +293,7 @@ fn report_refused(plan: &PrunePlan, executed: bool) -> i32 {
             g.refused.as_deref().unwrap_or_default()
         );
     }
-    code
+    command::refused_code(plan)
 }
 
 fn group_label(g: &PlannedGroup) -> String {
@@ -495,6 +453,7 @@ mod tests {
 
     use super::*;
     use crate::cli::Command;
+    use crate::error::exit;
 
     fn parse(line: &str) -> Result<PruneOptions> {
         let cli = Cli::try_parse_from(format!("offset-vault prune {line}").split_whitespace())

@@ -1,28 +1,30 @@
 //! `offset-vault reset`: kafka-consumer-groups' `--reset-offsets` scenarios with restore's
 //! safety around them: a plan (dry run) first; with `--execute`, connectors stopped, the plan
 //! computed again and compared, a `pre-reset` snapshot, the commits, the read-back, the
-//! connectors resumed.
+//! connectors resumed. The flags are parsed here and the results printed; the decisions are
+//! [`crate::commands::reset`]'s.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use chrono::Utc;
 use clap::Args;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::output::print_json;
-use super::restore::{json_on_failure, plan_code, print_plan, Apply};
+use super::restore::{json_on_failure, print_plan, Apply};
 use super::{parse_duration, Cli, OutputFormat, WhoArgs};
 use crate::audit::{EventType, Facts};
+use crate::commands::apply::{self, Execution};
+use crate::commands::reset::{self as command, Named, ResetFlags};
+use crate::commands::restore::RunSettings;
+use crate::connect::ConnectClient;
 use crate::error::{Error, Result};
-use crate::format::csv as csv_form;
 use crate::kafka::KafkaClient;
-use crate::restore::reset::{self, PreparedReset, ResetSpec};
-use crate::restore::review::{self, PlanBody, PlanFile, PlanRequest};
-use crate::restore::targets::{parse_datetime, parse_iso_duration, parse_topic, Scenario, Scope};
-use crate::restore::{Choice, Eligible, OutOfRange, PlanOptions, RestoreRequest};
-use crate::snapshot::SnapshotKind;
+use crate::restore::reset::{PreparedReset, ResetSpec};
+use crate::restore::review::PlanFile;
+use crate::restore::{OutOfRange, PlanOptions};
+use crate::store::Store;
 
 pub(super) const EXAMPLES: &str = "\
 Examples:
@@ -165,213 +167,54 @@ pub struct ResetArgs {
     pub mirror: super::mirror::MirrorArgs,
 }
 
-/// The scenario the flags name, checked before any I/O; `--by-duration` is counted back from
-/// `now`. Also the source-connector offsets of a JSON `--from-file`.
-fn scenario(
-    args: &ScenarioArgs,
-    groups: &[String],
-    now: chrono::DateTime<Utc>,
-) -> Result<(Scenario, Option<Vec<Value>>)> {
-    let mut given: Vec<(Scenario, Option<Vec<Value>>)> = Vec::new();
-    let mut push = |s: Scenario| given.push((s, None));
-    if args.to_earliest {
-        push(Scenario::ToEarliest);
-    }
-    if args.to_latest {
-        push(Scenario::ToLatest);
-    }
-    if args.to_current {
-        push(Scenario::ToCurrent);
-    }
-    if let Some(n) = args.to_offset {
-        push(Scenario::ToOffset(n));
-    }
-    if let Some(n) = args.shift_by {
-        push(Scenario::ShiftBy(n));
-    }
-    if let Some(t) = &args.to_datetime {
-        push(Scenario::ToDatetime(parse_datetime(t)?));
-    }
-    if let Some(d) = &args.by_duration {
-        push(Scenario::ToDatetime(now - parse_iso_duration(d)?));
-    }
-    if let Some(path) = &args.from_file {
-        given.push(read_file(path, groups)?);
-    }
-    let n = given.len();
-    let mut it = given.into_iter();
-    match (it.next(), n) {
-        (Some(one), 1) => Ok(one),
-        (_, 0) => Err(Error::usage(
-            "say where to reset to: --to-earliest, --to-latest, --to-current, --to-offset N, --shift-by N, --to-datetime TIME, --by-duration DURATION or --from-file FILE (or --from-plan FILE)",
-        )),
-        _ => Err(Error::usage(format!(
-            "{n} scenarios given: pass exactly one of --to-earliest, --to-latest, --to-current, --to-offset, --shift-by, --to-datetime, --by-duration, --from-file"
-        ))),
-    }
+/// The scenarios the flags name (exactly one must be).
+fn named(args: &ScenarioArgs) -> Vec<Named> {
+    let mut named = Vec::new();
+    let flags = [
+        (args.to_earliest, Named::ToEarliest),
+        (args.to_latest, Named::ToLatest),
+        (args.to_current, Named::ToCurrent),
+    ];
+    named.extend(flags.into_iter().filter(|(on, _)| *on).map(|(_, n)| n));
+    named.extend(args.to_offset.map(Named::ToOffset));
+    named.extend(args.shift_by.map(Named::ShiftBy));
+    named.extend(args.to_datetime.clone().map(Named::ToDatetime));
+    named.extend(args.by_duration.clone().map(Named::ByDuration));
+    named.extend(args.from_file.clone().map(Named::FromFile));
+    named
 }
 
-/// Reads `--from-file`: kafka-consumer-groups CSV, or a connector's JSON offsets (a document
-/// that starts with `{` or `[`).
-fn read_file(path: &PathBuf, groups: &[String]) -> Result<(Scenario, Option<Vec<Value>>)> {
-    let bytes = std::fs::read(path).map_err(|source| Error::ReadFile {
-        path: path.clone(),
-        source,
-    })?;
-    let name = path.display().to_string();
-    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
-    if matches!(first, Some(b'{' | b'[')) {
-        let doc: Value = serde_json::from_slice(&bytes).map_err(|e| {
-            Error::usage(format!("--from-file {name}: not JSON ({e}); expected the form GET /connectors/NAME/offsets returns: {{\"offsets\": [{{\"partition\": {{...}}, \"offset\": {{...}}}}]}}"))
-        })?;
-        let list = match &doc {
-            Value::Array(a) => a.clone(),
-            Value::Object(o) => o
-                .get("offsets")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default(),
-            _ => Vec::new(),
-        };
-        if list.is_empty()
-            || list
-                .iter()
-                .any(|e| !e["partition"].is_object() || e.get("offset").is_none())
-        {
-            return Err(Error::usage(format!(
-                "--from-file {name}: expected a non-empty list of {{\"partition\": {{...}}, \"offset\": {{...}}}} entries (the form GET /connectors/NAME/offsets returns); nothing was changed"
-            )));
-        }
-        return Ok((Scenario::FromFile(BTreeMap::new()), Some(list)));
-    }
-    let file = csv_form::decode(&name, &bytes).map_err(|e| {
-        Error::usage(
-            e.to_string()
-                .replace("nothing was imported", "nothing was changed"),
-        )
-    })?;
-    let rows = csv_form::by_group(&file, groups)?
-        .into_iter()
-        .map(|(g, rows)| {
-            let offsets = rows
-                .into_iter()
-                .map(|r| ((r.topic, r.partition), r.offset))
-                .collect();
-            (g, offsets)
-        })
-        .collect();
-    Ok((Scenario::FromFile(rows), None))
-}
-
-/// The reset the flags ask for, checked before any I/O.
+/// The reset the flags ask for, checked before any I/O; `--by-duration` is counted back from
+/// `now`.
 fn spec(args: &ResetArgs, now: chrono::DateTime<Utc>, connect_urls: usize) -> Result<ResetSpec> {
-    let (scenario, source_offsets) = scenario(&args.scenario, &args.who.groups, now)?;
-    let mut selection = args.who.to_selection();
-    if let Scenario::FromFile(rows) = &scenario {
-        if selection.is_empty() {
-            // A several-groups file names its groups.
-            selection.groups = rows.keys().cloned().collect();
-        }
-    }
-    let file = matches!(scenario, Scenario::FromFile(_));
-    let scope = match (file, args.all_topics, args.topics.is_empty()) {
-        (true, false, true) => Scope::File,
-        (true, _, _) => {
-            return Err(Error::usage(
-                "--from-file names its partitions: leave out --topic and --all-topics",
-            ))
-        }
-        (false, true, _) => Scope::AllTopics,
-        (false, false, false) => Scope::Topics(
-            args.topics
-                .iter()
-                .map(|t| parse_topic(t))
-                .collect::<Result<_>>()?,
-        ),
-        (false, false, true) if !args.who.connectors.is_empty() || args.who.all_connectors => {
-            // Connectors only: their sink groups' every committed partition, as a source
-            // connector has no topics to name.
-            if args.who.groups.is_empty()
-                && args.who.group_pattern.is_none()
-                && !args.who.all_groups
-            {
-                Scope::AllTopics
-            } else {
-                return Err(scope_missing());
-            }
-        }
-        (false, false, true) => return Err(scope_missing()),
+    let flags = ResetFlags {
+        named: &named(&args.scenario),
+        selection: args.who.to_selection(),
+        topics: &args.topics,
+        all_topics: args.all_topics,
+        connect_urls,
     };
-    if source_offsets.is_some()
-        && !(selection.connectors.len() == 1
-            && selection.groups.is_empty()
-            && selection.group_pattern.is_none()
-            && !selection.all_groups
-            && !selection.all_connectors)
-    {
-        return Err(Error::usage(
-            "--from-file with connector offsets (JSON) is for one source connector: select it with exactly one --connector NAME and nothing else",
-        ));
-    }
-    crate::snapshot::capture::validate(&selection, connect_urls)?;
-    Ok(ResetSpec {
-        selection,
-        scope,
-        scenario,
-        source_offsets,
-    })
+    command::spec(flags, now)
 }
 
-fn scope_missing() -> Error {
-    Error::usage(
-        "say which partitions: --all-topics (every partition each group has a committed offset for) or --topic TOPIC[:P,...] (repeatable)",
-    )
-}
-
-/// The user's plan options, from the flags or the reviewed plan file.
-fn base_options(args: &ResetArgs, reviewed: Option<&PlanFile>) -> PlanOptions {
-    match reviewed {
-        Some(f) => PlanOptions {
-            on_out_of_range: f.body.request.on_out_of_range,
-            skip_missing: f.body.request.skip_missing,
-            stop_connectors: f.body.request.stop_connectors,
-            ..Default::default()
-        },
-        None => PlanOptions {
-            on_out_of_range: args.on_out_of_range,
-            skip_missing: args.skip_missing,
-            stop_connectors: args.stop_connectors,
-            ..Default::default()
-        },
+/// The plan options the flags give.
+fn plan_flags(args: &ResetArgs) -> PlanOptions {
+    PlanOptions {
+        on_out_of_range: args.on_out_of_range,
+        skip_missing: args.skip_missing,
+        stop_connectors: args.stop_connectors,
+        ..Default::default()
     }
 }
 
-/// What execute is asked to do: restore's request, with a pre-reset snapshot as the undo point.
-fn request(args: &ResetArgs, spec: &ResetSpec, prepared: &PreparedReset) -> RestoreRequest {
-    RestoreRequest {
-        choice: Choice::Id(spec.label()),
-        at: None,
-        eligible: Eligible::default(),
-        groups: spec.selection.groups.clone(),
-        connectors: spec.selection.connectors.clone(),
-        topics: Vec::new(),
-        partitions: Vec::new(),
-        plan: prepared.options.clone(),
-        allow_other_cluster: false,
-        by_timestamp: false,
-        mirror: Default::default(),
+/// How the execution runs.
+fn run_settings(args: &ResetArgs) -> RunSettings {
+    RunSettings {
         undo: !args.no_undo,
         wait_timeout: args.wait_timeout,
         settle: args.settle,
         commit_concurrency: args.commit_concurrency.into(),
-        // A reset computes its targets from the live state in one pass: one batch.
         batch_partitions: usize::MAX,
-        reviewed_groups: None,
-        reviewed: None,
-        connector_config: BTreeMap::new(),
-        undo_kind: SnapshotKind::PreReset,
-        undo_tags: [("reset".to_string(), spec.scenario.describe())].into(),
-        relative_targets: spec.scenario.is_relative(),
         refuse_moved: args.refuse_moved,
         identities: None,
     }
@@ -414,13 +257,9 @@ async fn run(
         .map(|p| PlanFile::read(p, true))
         .transpose()?;
     let keys = cli.global.keys()?;
-    super::sign::check_plan(
-        reviewed.as_ref(),
-        args.from_plan.as_deref(),
-        &keys,
-        args.require_approvals,
-        facts,
-    )?;
+    let from_plan = args.from_plan.as_deref();
+    let approvals = args.require_approvals;
+    apply::check_reviewed(reviewed.as_ref(), from_plan, &keys, approvals, facts)?;
     facts.subject = facts.plan_sha256.clone();
     if !args.mirror.options().is_empty() && args.mirror.rehearse_on.is_none() {
         return Err(Error::usage(
@@ -439,49 +278,68 @@ async fn run(
     let store = args.execute.then(|| cli.global.open_store()).transpose()?;
     *phase = "plan";
     let kafka = KafkaClient::connect(settings).await?;
-    if let Some(f) = &reviewed {
-        same_cluster(f, &kafka)?;
-    }
-    crate::progress::stage("planning the reset", 0);
-    let base = base_options(args, reviewed.as_ref());
-    let mut prepared = reset::prepare(&kafka, &clients, &spec, &base).await?;
-    facts.groups = prepared.plan.group_changes();
-    facts
-        .detail
-        .insert("scenario".into(), json!(spec.scenario.describe()));
-    crate::progress::finish();
-    if let Some(f) = &reviewed {
-        prepared.targets.moved = as_reviewed(f, &spec, &prepared, args.refuse_moved)?;
-    }
+    let base = command::base_options(plan_flags(args), reviewed.as_ref());
+    let reviewed = reviewed.as_ref();
+    let refuse_moved = args.refuse_moved;
+    let prepared = command::plan(
+        &kafka,
+        &clients,
+        &spec,
+        &base,
+        reviewed,
+        refuse_moved,
+        facts,
+    )
+    .await?;
     for w in &prepared.warnings {
         crate::alertln!("warning: {w}");
     }
     if let Some(path) = &args.plan_file {
-        write_plan_file(path, &kafka, &spec, &prepared, &keys)?;
+        command::write_plan_file(path, &kafka, &spec, &prepared, &keys)?;
+        crate::noteln!(
+            "plan written to {}; apply exactly this reset with: offset-vault reset --from-plan {} --execute",
+            path.display(),
+            path.display()
+        );
     }
     if let Some(value) = &args.mirror.rehearse_on {
-        return rehearse(cli, args, &spec, &kafka, prepared, value, facts, phase).await;
+        return rehearse(cli, args, &spec, &kafka, &prepared, value, facts, phase).await;
     }
-    let plan = &prepared.plan;
     if !args.execute {
         return Ok(dry_run(cli.global.output, &spec, &prepared));
     }
-
     *phase = "execute";
+    let store = store.expect("opened for --execute");
+    execute(cli, args, &spec, &store, &kafka, &clients, &prepared, facts).await
+}
+
+/// Executes the planned reset and prints it.
+#[allow(clippy::too_many_arguments)]
+async fn execute(
+    cli: &Cli,
+    args: &ResetArgs,
+    spec: &ResetSpec,
+    store: &Store,
+    kafka: &KafkaClient,
+    clients: &[ConnectClient],
+    prepared: &PreparedReset,
+    facts: &mut Facts,
+) -> Result<i32> {
     if cli.global.output == OutputFormat::Table {
         crate::outln!("{}", spec.label());
-        print_plan(plan, "reset");
+        print_plan(&prepared.plan, "reset");
     }
-    let req = request(args, &spec, &prepared);
-    let store = store.expect("opened for --execute");
+    let req = command::request(spec, prepared, run_settings(args));
     let run = Apply {
-        store: &store,
-        kafka: &kafka,
-        clients: &clients,
-        targets: &prepared.targets,
-        req: &req,
+        run: Execution {
+            store,
+            kafka,
+            clients,
+            targets: &prepared.targets,
+            req: &req,
+            what: "reset",
+        },
         watch: args.watch,
-        what: "reset",
         output: cli.global.output,
     };
     run.go(facts, |outcome| {
@@ -497,15 +355,14 @@ async fn run(
 }
 
 /// `--rehearse-on`: the reset's targets, computed on production (only read), carried to the
-/// staging cluster (topics mapped, offsets translated by the records before them) and applied
-/// there; then the command for production.
+/// staging cluster and applied there; then the command for production.
 #[allow(clippy::too_many_arguments)]
 async fn rehearse(
     cli: &Cli,
     args: &ResetArgs,
     spec: &ResetSpec,
     production: &KafkaClient,
-    prepared: PreparedReset,
+    prepared: &PreparedReset,
     value: &str,
     facts: &mut Facts,
     phase: &mut &'static str,
@@ -515,13 +372,7 @@ async fn rehearse(
         .detail
         .insert("rehearsed_on".into(), json!(staging.name));
     let store = cli.global.open_store()?;
-    let kafka = KafkaClient::connect(staging.settings.clone()).await?;
-    if kafka.cluster_id() == production.cluster_id() {
-        return Err(Error::usage(format!(
-            "--rehearse-on {value} reaches cluster {}, the production cluster itself: give the staging cluster",
-            kafka.cluster_id()
-        )));
-    }
+    let kafka = command::connect_staging(&staging, production, value).await?;
     for w in &prepared.warnings {
         crate::alertln!("warning: {w}");
     }
@@ -531,76 +382,26 @@ async fn rehearse(
             staging.name
         );
     }
-    let mut groups = prepared.targets.source.clone().load()?;
-    // Production's log starts, as the plan read them: a target there is the beginning.
-    let starts: BTreeMap<(&str, &str, i32), i64> = prepared
-        .plan
-        .groups
-        .iter()
-        .flat_map(|g| {
-            g.partitions.iter().filter_map(move |p| {
-                p.log_start
-                    .map(|s| ((g.group_id.as_str(), p.topic.as_str(), p.partition), s))
-            })
-        })
-        .collect();
-    for g in groups.iter_mut() {
-        for p in g.partitions.iter_mut() {
-            p.log_start_offset = starts
-                .get(&(g.group_id.as_str(), p.topic.as_str(), p.partition))
-                .copied();
-        }
-    }
-    for unread in reset::stamp_last_records(production, &mut groups).await? {
-        crate::alertln!("warning: the record before the target {unread} was not read: that partition is translated without it");
-    }
+    let req = command::request(spec, prepared, run_settings(args));
     let options = args.mirror.options();
-    let mirror = std::sync::Arc::new(options.mirror(true, false)?.ok_or_else(|| {
-        Error::Internal("a rehearsal always carries offsets to another cluster".into())
-    })?);
-    crate::progress::stage("planning the rehearsal", 0);
-    let label = format!("{} (rehearsal)", spec.label());
-    let planning = crate::restore::ledger::Planning {
-        kafka: &kafka,
-        clients: &staging.clients,
-        connectors: &[],
-        snapshot_id: &label,
-        options: &prepared.options,
-        by_timestamp: false,
-        batch_partitions: usize::MAX,
-        mirror: Some(&mirror),
-    };
-    let source = crate::restore::ledger::GroupSource::memory(groups, &Default::default());
-    let planned = planning.plan(&source).await?;
-    crate::progress::finish();
-    let targets = crate::restore::Targets {
-        moved: Vec::new(),
-        source,
-        connectors: Vec::new(),
-        ledger: planned.ledger,
-        connect_by_name: planned.connect_by_name,
-        undo_format: Default::default(),
-        mirror: Some(mirror),
-    };
-    let mut req = request(args, spec, &prepared);
-    req.connectors = Vec::new();
-    req.relative_targets = false;
-    req.allow_other_cluster = true;
-    req.mirror = options;
-    req.undo_tags.insert("rehearsal".into(), "true".into());
+    let rehearsal =
+        command::rehearse(production, &kafka, &staging, spec, prepared, options, req).await?;
     *phase = "execute";
+    let label = &rehearsal.label;
     if cli.global.output == OutputFormat::Table {
         crate::outln!("{label} on {}", staging.name);
-        super::restore::print_ledger(&targets.ledger, "reset")?;
+        super::restore::print_ledger(&rehearsal.targets.ledger, "reset")?;
     }
     let run = Apply {
-        store: &store,
-        kafka: &kafka,
-        clients: &staging.clients,
-        targets: &targets,
-        req: &req,
+        run: Execution {
+            store: &store,
+            kafka: &kafka,
+            clients: &staging.clients,
+            targets: &rehearsal.targets,
+            req: &rehearsal.req,
+            what: "reset",
+        },
         watch: args.watch,
-        what: "reset",
         output: cli.global.output,
     };
     let code = run
@@ -622,50 +423,13 @@ async fn rehearse(
     Ok(code)
 }
 
-/// Refuses a reviewed plan made for another cluster.
-fn same_cluster(f: &PlanFile, kafka: &KafkaClient) -> Result<()> {
-    if f.body.cluster_id == kafka.cluster_id() {
-        return Ok(());
-    }
-    Err(Error::OtherCluster {
-        id: format!("reset plan {}", f.body.snapshot_id),
-        snapshot_cluster: f.body.cluster_id.clone(),
-        live_cluster: kafka.cluster_id().to_string(),
-        bootstrap: kafka.bootstrap().to_string(),
-    })
-}
-
-/// Compares the plan made now with the reviewed one: any change of a target refuses it (a
-/// relative scenario's targets also when a current offset moved). Returns the partitions
-/// whose current offset moved.
-fn as_reviewed(
-    f: &PlanFile,
-    spec: &ResetSpec,
-    prepared: &PreparedReset,
-    refuse_moved: bool,
-) -> Result<Vec<review::Moved>> {
-    let mut cmp = review::compare(&f.body.plan, &prepared.plan);
-    if spec.scenario.is_relative() {
-        cmp.changes
-            .extend(review::stale_relative_targets(&cmp.moved));
-    } else if refuse_moved {
-        cmp.changes.extend(review::moved_since_review(&cmp.moved));
-    }
-    if !cmp.is_same() {
-        return Err(Error::PlanChanged {
-            changes: cmp.changes,
-        });
-    }
-    Ok(cmp.moved)
-}
-
 /// Prints the plan of a dry run; returns its exit code.
 fn dry_run(output: OutputFormat, spec: &ResetSpec, prepared: &PreparedReset) -> i32 {
     let plan = &prepared.plan;
     match output {
         OutputFormat::Json => print_json(&json!({
             "status": "dry-run",
-            "exit_code": plan_code(plan),
+            "exit_code": apply::plan_code(plan),
             "reset": spec.label(),
             "scenario": spec.scenario.describe(),
             "executed": false,
@@ -679,39 +443,7 @@ fn dry_run(output: OutputFormat, spec: &ResetSpec, prepared: &PreparedReset) -> 
             crate::noteln!("dry run: nothing was changed; add --execute to apply this plan");
         }
     }
-    plan_code(plan)
-}
-
-fn write_plan_file(
-    path: &std::path::Path,
-    kafka: &KafkaClient,
-    spec: &ResetSpec,
-    prepared: &PreparedReset,
-    keys: &crate::sign::Keys,
-) -> Result<()> {
-    let o = &prepared.options;
-    let request = PlanRequest {
-        groups: spec.selection.groups.clone(),
-        connectors: spec.selection.connectors.clone(),
-        on_out_of_range: o.on_out_of_range,
-        skip_missing: o.skip_missing,
-        stop_connectors: o.stop_connectors,
-        ..Default::default()
-    };
-    let file = PlanFile::seal(PlanBody::made_now(
-        kafka.cluster_id(),
-        kafka.bootstrap(),
-        request,
-        prepared.plan.clone(),
-        Some(spec.clone()),
-    ));
-    file.write(path, keys)?;
-    crate::noteln!(
-        "plan written to {}; apply exactly this reset with: offset-vault reset --from-plan {} --execute",
-        path.display(),
-        path.display()
-    );
-    Ok(())
+    apply::plan_code(plan)
 }
 
 #[cfg(test)]
@@ -720,6 +452,7 @@ mod tests {
 
     use super::*;
     use crate::cli::Command;
+    use crate::restore::targets::{Scenario, Scope};
 
     fn parse(line: &str) -> Result<ResetSpec> {
         let words = shell_split(line);

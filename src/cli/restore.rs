@@ -1,24 +1,27 @@
-//! `offset-vault restore`: plan (dry run) or execute, and print what happened.
+//! `offset-vault restore`: the flags checked into a request, the library's plan (a dry run) or
+//! execution ([`crate::commands::restore`], [`crate::commands::apply`]), and what happened,
+//! printed.
 
-use std::collections::BTreeMap;
+use std::time::Duration;
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use comfy_table::{Cell, Color};
 use serde_json::json;
 
 use super::output::{print_json, print_json_spliced, right, table, Emit, Splice};
 use super::{Cli, OutputFormat, RestoreArgs};
 use crate::audit::{EventType, Facts};
-use crate::error::{exit, Error, Result};
-use crate::kafka::KafkaClient;
+use crate::commands::apply::{self, Execution};
+use crate::commands::restore::{self as command, Place, Planned, Reviewed, RunSettings};
+use crate::commands::staging::Staging;
+use crate::error::{Error, Result};
 use crate::restore::ledger::Ledger;
 use crate::restore::plan::Recreate;
-use crate::restore::plan::{Action, GroupPlan, Plan};
-use crate::restore::review::{PlanBody, PlanFile, PlanRequest};
+use crate::restore::plan::{Action, Plan};
+use crate::restore::review::PlanFile;
 use crate::restore::watch;
 use crate::restore::{self, Choice, Eligible, Outcome, PlanOptions, RestoreRequest, Status};
 use crate::snapshot::SnapshotKind;
-use crate::spool::Spool;
 use crate::timeutil::parse_time;
 
 /// Reads and checks `--from-plan`: before anything else, so a bad file costs no connection.
@@ -29,78 +32,43 @@ fn read_plan_file(args: &RestoreArgs) -> Result<Option<Reviewed>> {
         .transpose()
 }
 
-/// A plan file read as a stream: the file without its groups, and the groups.
-type Reviewed = (PlanFile, Spool<GroupPlan>);
-
 fn request(args: &RestoreArgs, reviewed: Option<Reviewed>) -> Result<RestoreRequest> {
     match reviewed {
-        Some(file) => reviewed_request(args, file),
+        // Only the execution settings come from the command line.
+        Some(file) => Ok(command::reviewed_request(file, run_settings(args)?)),
         None => args_request(args),
     }
 }
 
-/// The request of `--from-plan`: the one the plan was made with; only the execution settings
-/// (undo, waits, settle, concurrency, identities) come from the command line.
-fn reviewed_request(args: &RestoreArgs, (file, groups): Reviewed) -> Result<RestoreRequest> {
-    let r = file.body.request.clone();
-    Ok(RestoreRequest {
-        choice: Choice::Id(file.body.snapshot_id.clone()),
-        at: r.at,
-        eligible: Eligible {
-            include_partial: r.allow_partial,
-            ..Default::default()
-        },
-        groups: r.groups,
-        connectors: r.connectors,
-        topics: r.topics,
-        partitions: r.partitions,
-        plan: PlanOptions {
-            on_out_of_range: r.on_out_of_range,
-            skip_missing: r.skip_missing,
-            allow_recreated_topics: r.allow_recreated_topics,
-            stop_connectors: r.stop_connectors,
-            // A plan file holds no secrets: a connector with redacted config is refused.
-            recreate: r.recreate_connectors.then(|| Recreate {
-                supplied_keys: Default::default(),
-                leave_stopped: r.leave_stopped,
-                ..Default::default()
-            }),
-            ..Default::default()
-        },
-        allow_other_cluster: r.allow_other_cluster,
-        by_timestamp: r.by_timestamp,
-        mirror: r.mirror,
+/// How the execution runs.
+fn run_settings(args: &RestoreArgs) -> Result<RunSettings> {
+    Ok(RunSettings {
         undo: !args.no_undo,
         wait_timeout: args.wait_timeout,
         settle: args.settle,
         commit_concurrency: args.commit_concurrency.into(),
         batch_partitions: usize::try_from(args.batch_partitions).unwrap_or(usize::MAX),
-        reviewed: Some(file),
-        reviewed_groups: Some(groups),
-        connector_config: Default::default(),
-        undo_kind: SnapshotKind::Undo,
-        undo_tags: BTreeMap::new(),
-        relative_targets: false,
         refuse_moved: args.refuse_moved,
         identities: identities(args)?,
     })
 }
 
-/// The request the command line makes.
-fn args_request(args: &RestoreArgs) -> Result<RestoreRequest> {
-    let choice = match (&args.id, args.latest, &args.before, &args.at) {
+/// Which snapshot: an id, `--latest`, or the newest before a time (`--before`, `--at`).
+fn choice(args: &RestoreArgs, now: DateTime<Utc>) -> Result<Choice> {
+    Ok(match (&args.id, args.latest, &args.before, &args.at) {
         (Some(id), _, _, _) => Choice::Id(id.clone()),
         (None, true, _, _) => Choice::Latest,
         (None, false, Some(t), _) | (None, false, None, Some(t)) => {
-            Choice::Before(parse_time(t, Utc::now())?)
+            Choice::Before(parse_time(t, now)?)
         }
         (None, false, None, None) => return Err(Error::usage(
             "say which snapshot: an id, --latest, --before TIME, --at TIME, or --from-plan FILE",
         )),
-    };
-    if !args.partitions.is_empty() && args.topics.is_empty() {
-        return Err(Error::usage("--partition needs --topic"));
-    }
+    })
+}
+
+/// `--connector-config-override KEY=VALUE`: only for connectors created again.
+fn overrides(args: &RestoreArgs) -> Result<std::collections::BTreeMap<String, String>> {
     let overrides = super::parse_tags(&args.connector_config_overrides).map_err(|e| {
         Error::usage(
             e.to_string()
@@ -112,6 +80,16 @@ fn args_request(args: &RestoreArgs) -> Result<RestoreRequest> {
             "--connector-config-override is only for connectors created again: add --recreate-connectors",
         ));
     }
+    Ok(overrides)
+}
+
+/// The request the command line makes.
+fn args_request(args: &RestoreArgs) -> Result<RestoreRequest> {
+    let choice = choice(args, Utc::now())?;
+    if !args.partitions.is_empty() && args.topics.is_empty() {
+        return Err(Error::usage("--partition needs --topic"));
+    }
+    let overrides = overrides(args)?;
     let mirror = args.mirror.options();
     mirror.check()?;
     let rehearsal = args.mirror.rehearse_on.is_some();
@@ -124,6 +102,7 @@ fn args_request(args: &RestoreArgs) -> Result<RestoreRequest> {
         (Some(_), Choice::Before(t)) => Some(*t),
         _ => None,
     };
+    let run = run_settings(args)?;
     Ok(RestoreRequest {
         choice,
         at,
@@ -152,11 +131,11 @@ fn args_request(args: &RestoreArgs) -> Result<RestoreRequest> {
         allow_other_cluster: args.allow_other_cluster || rehearsal,
         by_timestamp: args.by_timestamp,
         mirror,
-        undo: !args.no_undo,
-        wait_timeout: args.wait_timeout,
-        settle: args.settle,
-        commit_concurrency: args.commit_concurrency.into(),
-        batch_partitions: usize::try_from(args.batch_partitions).unwrap_or(usize::MAX),
+        undo: run.undo,
+        wait_timeout: run.wait_timeout,
+        settle: run.settle,
+        commit_concurrency: run.commit_concurrency,
+        batch_partitions: run.batch_partitions,
         reviewed: None,
         reviewed_groups: None,
         connector_config: overrides,
@@ -164,11 +143,11 @@ fn args_request(args: &RestoreArgs) -> Result<RestoreRequest> {
         undo_tags: if rehearsal {
             [("rehearsal".to_string(), "true".to_string())].into()
         } else {
-            BTreeMap::new()
+            Default::default()
         },
         relative_targets: false,
-        refuse_moved: args.refuse_moved,
-        identities: identities(args)?,
+        refuse_moved: run.refuse_moved,
+        identities: run.identities,
     })
 }
 
@@ -178,38 +157,6 @@ fn identities(args: &RestoreArgs) -> Result<Option<crate::snapshot::secrets::Ide
         .as_deref()
         .map(crate::snapshot::secrets::Identities::read)
         .transpose()
-}
-
-/// The request options as a plan file records them.
-fn plan_request(req: &RestoreRequest) -> PlanRequest {
-    PlanRequest {
-        groups: req.groups.clone(),
-        connectors: req.connectors.clone(),
-        topics: req.topics.clone(),
-        partitions: req.partitions.clone(),
-        on_out_of_range: req.plan.on_out_of_range,
-        skip_missing: req.plan.skip_missing,
-        allow_recreated_topics: req.plan.allow_recreated_topics,
-        recreate_connectors: req.plan.recreate.is_some(),
-        leave_stopped: req.plan.recreate.as_ref().is_some_and(|r| r.leave_stopped),
-        stop_connectors: req.plan.stop_connectors,
-        by_timestamp: req.by_timestamp,
-        allow_other_cluster: req.allow_other_cluster,
-        allow_partial: req.eligible.include_partial,
-        mirror: req.mirror.clone(),
-        at: req.at,
-    }
-}
-
-/// The exit code a dry run reports for a plan.
-pub(super) fn plan_code(plan: &Plan) -> i32 {
-    if !plan.applicable {
-        exit::NOT_APPLICABLE
-    } else if plan.blocked && plan.summary.changes > 0 {
-        exit::BLOCKED
-    } else {
-        exit::OK
-    }
 }
 
 /// Runs a restore. With `--output json`, every outcome, failures before the apply included,
@@ -230,60 +177,6 @@ pub async fn cmd_restore(cli: &Cli, args: &RestoreArgs) -> Result<i32> {
     let result = run(cli, args, req, &mut phase, &mut facts).await;
     super::audit::finish(trail, facts, &result).await;
     json_on_failure(cli, phase, result)
-}
-
-/// `--watch`: after an applied outcome, follows the plan's connectors and groups and prints
-/// what it saw (table mode; JSON callers add the report to their document). Returns the report
-/// and the exit code with the watch's verdict folded in.
-async fn watch_after(
-    output: OutputFormat,
-    kafka: &KafkaClient,
-    targets: &restore::Targets,
-    outcome: &Outcome,
-    duration: Option<std::time::Duration>,
-    code: i32,
-) -> (Option<watch::WatchReport>, i32) {
-    let Some(duration) = duration else {
-        return (None, code);
-    };
-    if outcome.status != Status::Applied {
-        crate::noteln!("--watch: nothing to watch, the offsets were not applied");
-        return (None, code);
-    }
-    crate::noteln!(
-        "watching the connectors and groups for {}",
-        humantime::format_duration(duration)
-    );
-    let notify = |line: &str| crate::noteln!("watch: {line}");
-    let whole = match &outcome.ledger {
-        Some(ledger) => match ledger.whole() {
-            Ok(plan) => plan,
-            Err(e) => {
-                crate::alertln!(
-                    "--watch: the plan could not be read again ({e}); nothing is watched"
-                );
-                return (None, code);
-            }
-        },
-        None => outcome.plan.clone(),
-    };
-    let report = watch::watch(
-        kafka,
-        &targets.connect_by_name,
-        &whole,
-        &watch::WatchOptions::new(duration),
-        &notify,
-    )
-    .await;
-    if output == OutputFormat::Table {
-        print_watch(&report);
-    }
-    let code = if code == exit::OK {
-        report.exit_code()
-    } else {
-        code
-    };
-    (Some(report), code)
 }
 
 fn print_watch(report: &watch::WatchReport) {
@@ -355,13 +248,9 @@ async fn run(
     // Validate everything that needs no I/O, then the store, then the snapshot, and only then
     // the cluster.
     let keys = cli.global.keys()?;
-    super::sign::check_plan(
-        req.reviewed.as_ref(),
-        args.from_plan.as_deref(),
-        &keys,
-        args.require_approvals,
-        facts,
-    )?;
+    let from_plan = args.from_plan.as_deref();
+    let approvals = args.require_approvals;
+    apply::check_reviewed(req.reviewed.as_ref(), from_plan, &keys, approvals, facts)?;
     let staging = args
         .mirror
         .rehearse_on
@@ -376,108 +265,74 @@ async fn run(
         None => (cli.global.kafka_settings()?, cli.global.connect_clients()?),
     };
     let store = cli.global.open_existing_store()?;
-    *phase = "choose";
-    let mut verified = restore::open(&store, &req)
-        .await
-        .map_err(|e| match &args.at {
-            Some(_) => crate::log::at::no_base(e),
-            None => e,
-        })?;
-    crate::noteln!("{}, verified", verified.chosen.announce(Utc::now()));
-    let snapshot_id = verified.chosen.manifest.meta.id.clone();
-    facts.subject = facts.plan_sha256.clone().or(Some(snapshot_id.clone()));
-    facts.snapshot_ids.push(snapshot_id);
-    if let Some(at) = req.at {
-        let because = restore::at::apply(&store, &mut verified, &req, at).await?;
-        crate::noteln!("{because}");
-        verified.chosen.because = format!("{}; {because}", verified.chosen.because);
-    }
-    *phase = "plan";
-    let kafka = KafkaClient::connect(settings).await?;
-    crate::progress::stage("planning the restore", 0);
-    if staging.is_some() && verified.manifest.meta.cluster_id == kafka.cluster_id() {
-        return Err(Error::usage(format!(
-            "--rehearse-on reaches cluster {}, the cluster the snapshot was taken on: a rehearsal is for a staging cluster",
-            kafka.cluster_id()
-        )));
-    }
-    let prepared = restore::prepare(verified, &kafka, &clients, &req).await?;
-    facts.groups = prepared.targets.ledger.group_changes()?;
-    if !prepared.targets.moved.is_empty() {
-        crate::noteln!(
-            "{} partition(s) moved since the plan was reviewed; the targets are unchanged",
-            prepared.targets.moved.len()
-        );
-    }
+    let place = Place {
+        store: &store,
+        settings,
+        clients: &clients,
+        rehearsal: staging.is_some(),
+    };
+    let planned = command::plan(place, &req, args.at.is_some(), phase, facts).await?;
     if let Some(path) = &args.plan_file {
-        write_plan_file(path, &kafka, &req, &prepared, &keys)?;
+        planned.write_plan_file(path, &req, &keys)?;
+        crate::noteln!(
+            "plan written to {}; apply exactly this plan with: offset-vault restore --from-plan {} --execute",
+            path.display(),
+            path.display()
+        );
     }
     crate::progress::finish();
     if !args.execute && staging.is_none() {
-        return dry_run(cli.global.output, &prepared);
+        return dry_run(cli.global.output, &planned.prepared);
     }
-
     *phase = "execute";
+    let run = Execution {
+        store: &store,
+        kafka: &planned.kafka,
+        clients: &clients,
+        targets: &planned.prepared.targets,
+        req: &req,
+        what: "restore",
+    };
+    execute(cli, args, run, &planned, staging.as_ref(), facts).await
+}
+
+/// Executes the planned restore (on the staging cluster, for a rehearsal) and prints it.
+async fn execute(
+    cli: &Cli,
+    args: &RestoreArgs,
+    run: Execution<'_>,
+    planned: &Planned,
+    staging: Option<&Staging>,
+    facts: &mut Facts,
+) -> Result<i32> {
+    let (kafka, prepared) = (&planned.kafka, &planned.prepared);
     if cli.global.output == OutputFormat::Table {
         print_ledger(&prepared.targets.ledger, "restore")?;
     }
-    let run = Apply {
-        store: &store,
-        kafka: &kafka,
-        clients: &clients,
-        targets: &prepared.targets,
-        req: &req,
+    let id = prepared.manifest.meta.id.as_str();
+    let apply = Apply {
+        run,
         watch: args.watch,
-        what: "restore",
         output: cli.global.output,
     };
-    let code = run
+    let code = apply
         .go(facts, |outcome| {
             let mut fields = vec![
-                ("snapshot", json!(prepared.manifest.meta.id)),
+                ("snapshot", json!(id)),
                 ("chosen_because", json!(prepared.chosen_because)),
                 ("verified", json!(outcome.verified())),
             ];
-            if let Some(s) = &staging {
-                fields.push((
-                    "rehearsal",
-                    super::mirror::rehearsal_json(s, &kafka, Some(&prepared.manifest.meta.id)),
-                ));
+            if let Some(s) = staging {
+                let rehearsal = super::mirror::rehearsal_json(s, kafka, Some(id));
+                fields.push(("rehearsal", rehearsal));
             }
             fields
         })
         .await?;
-    if let Some(s) = &staging {
-        let id = Some(prepared.manifest.meta.id.as_str());
-        super::mirror::print_rehearsal(cli.global.output, s, &kafka, code, id);
+    if let Some(s) = staging {
+        super::mirror::print_rehearsal(cli.global.output, s, kafka, code, Some(id));
     }
     Ok(code)
-}
-
-/// Writes `--plan-file`: the plan, the request it was made with, and (with a signing key) the
-/// author's signature.
-fn write_plan_file(
-    path: &std::path::Path,
-    kafka: &KafkaClient,
-    req: &RestoreRequest,
-    prepared: &restore::Prepared,
-    keys: &crate::sign::Keys,
-) -> Result<()> {
-    let ledger = &prepared.targets.ledger;
-    let body = PlanBody::made_now(
-        kafka.cluster_id(),
-        kafka.bootstrap(),
-        plan_request(req),
-        ledger.head.clone(),
-        None,
-    );
-    PlanFile::write_streamed(path, body, &mut ledger.groups()?, Vec::new(), keys.signer())?;
-    crate::noteln!(
-        "plan written to {}; apply exactly this plan with: offset-vault restore --from-plan {} --execute",
-        path.display(),
-        path.display()
-    );
-    Ok(())
 }
 
 /// Prints the plan of a dry run; returns its exit code.
@@ -488,7 +343,7 @@ fn dry_run(output: OutputFormat, prepared: &restore::Prepared) -> Result<i32> {
         OutputFormat::Json => {
             let doc = json!({
                 "status": "dry-run",
-                "exit_code": plan_code(plan),
+                "exit_code": apply::plan_code(plan),
                 "snapshot": prepared.manifest.meta.id,
                 "kind": prepared.manifest.meta.kind,
                 "chosen_because": prepared.chosen_because,
@@ -509,7 +364,7 @@ fn dry_run(output: OutputFormat, prepared: &restore::Prepared) -> Result<i32> {
             crate::noteln!("dry run: nothing was changed; add --execute to apply this plan");
         }
     }
-    Ok(plan_code(plan))
+    Ok(apply::plan_code(plan))
 }
 
 /// Hands every group of the plan to `emit`, batch by batch.
@@ -537,14 +392,8 @@ pub fn print_ledger(ledger: &Ledger, what: &str) -> Result<()> {
 /// Executing a planned restore or reset, watching it (`--watch`), and reporting the outcome:
 /// a table, or one JSON document with the fields the command adds.
 pub(super) struct Apply<'a> {
-    pub store: &'a crate::store::Store,
-    pub kafka: &'a KafkaClient,
-    pub clients: &'a [crate::connect::ConnectClient],
-    pub targets: &'a restore::Targets,
-    pub req: &'a RestoreRequest,
-    pub watch: Option<std::time::Duration>,
-    /// `restore` or `reset`.
-    pub what: &'static str,
+    pub run: Execution<'a>,
+    pub watch: Option<Duration>,
     pub output: OutputFormat,
 }
 
@@ -554,42 +403,21 @@ impl Apply<'_> {
         facts: &mut Facts,
         fields: impl FnOnce(&Outcome) -> Vec<(&'static str, serde_json::Value)>,
     ) -> Result<i32> {
-        let cli_output = self.output;
-        // The per-group counts are read again from the outcome below (`audit_into`): not held
-        // through the execution.
-        facts.groups = Vec::new();
         let notify = |line: &str| crate::alertln!("{line}");
-        crate::progress::stage(
-            &format!(
-                "{}: {} snapshot, commits, read-back, settle",
-                self.what, self.req.undo_kind
-            ),
-            0,
-        );
-        let outcome = restore::execute(
-            self.store,
-            self.kafka,
-            self.clients,
-            self.targets,
-            self.req,
-            &notify,
-        )
-        .await;
-        crate::progress::finish();
-        outcome.audit_into(facts);
-        if cli_output == OutputFormat::Table {
-            print_outcome(&outcome, self.what, self.req.undo_kind);
+        let outcome = self.run.execute(facts, &notify).await;
+        let table = self.output == OutputFormat::Table;
+        if table {
+            print_outcome(&outcome, self.run.what, self.run.req.undo_kind);
         }
-        let (watched, code) = watch_after(
-            cli_output,
-            self.kafka,
-            self.targets,
-            &outcome,
-            self.watch,
-            outcome.exit_code(),
-        )
-        .await;
-        if cli_output == OutputFormat::Json {
+        let watched = match self.watch {
+            Some(duration) => self.run.watch(&outcome, duration).await,
+            None => None,
+        };
+        if let (true, Some(report)) = (table, &watched) {
+            print_watch(report);
+        }
+        let code = apply::with_watch(outcome.exit_code(), watched.as_ref());
+        if self.output == OutputFormat::Json {
             let mut doc =
                 serde_json::to_value(&outcome).map_err(|e| Error::Internal(e.to_string()))?;
             if let Some(map) = doc.as_object_mut() {
@@ -882,24 +710,7 @@ fn print_outcome(outcome: &Outcome, what: &str, kind: SnapshotKind) {
         crate::outln!("  {cmd}");
     }
     if outcome.status == Status::PartiallyApplied {
-        crate::outln!(
-            "changed (commit acknowledged): {} group(s){}",
-            outcome.changed_groups.len(),
-            list(&outcome.changed_groups)
-        );
-        if !outcome.unconfirmed_groups.is_empty() {
-            crate::outln!(
-                "no answer to the commit (may have changed): {} group(s){}",
-                outcome.unconfirmed_groups.len(),
-                list(&outcome.unconfirmed_groups)
-            );
-        }
-        if outcome.groups_not_attempted > 0 {
-            crate::outln!(
-                "not attempted (unchanged): {} group(s)",
-                outcome.groups_not_attempted
-            );
-        }
+        print_partial(outcome);
     }
     for m in &outcome.moved {
         crate::outln!(
@@ -932,6 +743,11 @@ fn print_outcome(outcome: &Outcome, what: &str, kind: SnapshotKind) {
             "  something still commits for these groups although they have no members: typically a consumer that uses assign() instead of subscribe(), or a tool committing offsets; stop it, then restore again"
         );
     }
+    print_connectors(outcome);
+}
+
+/// What became of each connector the restore stopped or created again.
+fn print_connectors(outcome: &Outcome) {
     for c in &outcome.connectors {
         if let Some(note) = &c.note {
             crate::outln!(
@@ -954,5 +770,27 @@ fn print_outcome(outcome: &Outcome, what: &str, kind: SnapshotKind) {
                 c.resume_command.clone().unwrap_or_default()
             ),
         }
+    }
+}
+
+/// Which groups a restore that stopped partway changed, may have changed, or left alone.
+fn print_partial(outcome: &Outcome) {
+    crate::outln!(
+        "changed (commit acknowledged): {} group(s){}",
+        outcome.changed_groups.len(),
+        list(&outcome.changed_groups)
+    );
+    if !outcome.unconfirmed_groups.is_empty() {
+        crate::outln!(
+            "no answer to the commit (may have changed): {} group(s){}",
+            outcome.unconfirmed_groups.len(),
+            list(&outcome.unconfirmed_groups)
+        );
+    }
+    if outcome.groups_not_attempted > 0 {
+        crate::outln!(
+            "not attempted (unchanged): {} group(s)",
+            outcome.groups_not_attempted
+        );
     }
 }

@@ -139,6 +139,18 @@ fn approve(
             written.sha256, file.sha256
         )));
     }
+    print_approval(cli.global.output, file, name, key, &trust);
+    Ok(exit::OK)
+}
+
+/// What was approved, and the approvals the file now holds.
+fn print_approval(
+    output: OutputFormat,
+    file: &crate::restore::review::PlanFile,
+    name: &str,
+    key: &crate::sign::SecretKey,
+    trust: &crate::restore::approval::PlanTrust,
+) {
     let b = &file.body;
     let s = &b.plan.summary;
     let kind = if b.reset.is_some() {
@@ -152,7 +164,7 @@ fn approve(
         .filter(|s| s.purpose == crate::sign::Purpose::PlanApproval)
         .map(|s| s.key_id.clone())
         .collect();
-    match cli.global.output {
+    match output {
         OutputFormat::Json => print_json(&json!({
             "plan": name,
             "sha256": file.sha256,
@@ -191,29 +203,4 @@ fn approve(
             );
         }
     }
-    Ok(exit::OK)
-}
-
-/// Checks a reviewed plan's author and approvals before it is applied (`--from-plan`, with
-/// `--require-approvals`), and records in the audit facts the plan's hash and whose approvals
-/// counted. Nothing has changed when this fails.
-pub(super) fn check_plan(
-    reviewed: Option<&crate::restore::review::PlanFile>,
-    path: Option<&std::path::Path>,
-    keys: &crate::sign::Keys,
-    required: usize,
-    facts: &mut Facts,
-) -> Result<()> {
-    if let (Some(f), Some(path)) = (reviewed, path) {
-        let trust =
-            crate::restore::approval::require(f, &path.display().to_string(), keys, required)?;
-        facts
-            .detail
-            .insert("approved_by".into(), serde_json::json!(trust.counted));
-        if let Some(author) = trust.author.key_id() {
-            facts.detail.insert("plan_author".into(), author.into());
-        }
-    }
-    facts.plan_sha256 = reviewed.map(|f| f.sha256.clone());
-    Ok(())
 }

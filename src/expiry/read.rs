@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use super::rule::LogFacts;
 use crate::error::{Error, Result};
-use crate::kafka::{KafkaClient, TailEvent};
+use crate::kafka::tail::TailEvent;
+use crate::kafka::KafkaClient;
 use crate::log::record::{classic_state_timestamp, decode, LogRecord};
 
 /// The broker config that bounds how long an idle group's offsets are kept.

@@ -47,7 +47,7 @@ pub fn encode_offsets(meta: &SnapshotMeta, groups: &[GroupSnapshot]) -> Result<V
 }
 
 pub fn decode_offsets(path: &str, bytes: &[u8]) -> Result<(SnapshotMeta, Vec<GroupSnapshot>)> {
-    super::collect(|each| read_offsets(path, bytes, each))
+    super::stream::collect(|each| read_offsets(path, bytes, each))
 }
 
 /// A sequence serialized from an iterator, so a document is written without collecting it. The

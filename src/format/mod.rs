@@ -4,6 +4,7 @@
 pub mod csv;
 pub mod json;
 pub mod parquet;
+mod stream;
 
 use crate::error::Result;
 use crate::model::Format;
@@ -44,18 +45,6 @@ pub fn write_offsets<W: std::io::Write + Send>(
         Format::Json => json::write_offsets(out, meta, groups),
         Format::Parquet => parquet::write_offsets(out, meta, groups),
     }
-}
-
-/// Every group a streaming reader hands out, with the metadata it returns.
-fn collect(
-    read: impl FnOnce(&mut dyn FnMut(GroupSnapshot) -> Result<()>) -> Result<SnapshotMeta>,
-) -> Result<(SnapshotMeta, Vec<GroupSnapshot>)> {
-    let mut groups = Vec::new();
-    let meta = read(&mut |g| {
-        groups.push(g);
-        Ok(())
-    })?;
-    Ok((meta, groups))
 }
 
 /// Reads a local offsets file one group at a time; `path` names it in errors. Returns the

@@ -271,7 +271,7 @@ fn opt<T>(present: bool, value: T) -> Option<T> {
 
 /// Decodes an offsets file; `path` names it in errors.
 pub fn decode_offsets(path: &str, bytes: Bytes) -> Result<(SnapshotMeta, Vec<GroupSnapshot>)> {
-    super::collect(|each| read_offsets(path, bytes, each))
+    super::stream::collect(|each| read_offsets(path, bytes, each))
 }
 
 /// Reads an offsets file one record batch at a time and hands each group to `each` once its

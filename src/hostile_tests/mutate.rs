@@ -226,6 +226,23 @@ fn at_path(value: &mut Value, path: &[usize], f: &mut dyn FnMut(&mut Value, Opti
     }
 }
 
+/// The Parquet seed's rows with key-value metadata entry `entry` changed as JSON, or left out.
+pub(super) fn parquet_with_changed_metadata(
+    entry: usize,
+    changes: &[Change],
+    drop: bool,
+) -> Vec<u8> {
+    let mut kv = super::seeds::parquet_parts().1.clone();
+    let i = entry % kv.len();
+    if drop {
+        kv.remove(i);
+    } else {
+        let changed = apply_changes(&kv[i].1, changes);
+        kv[i].1 = String::from_utf8_lossy(&changed).into_owned();
+    }
+    super::seeds::parquet_with_kv(&kv)
+}
+
 pub(super) fn apply_changes(seed: &str, changes: &[Change]) -> Vec<u8> {
     let mut doc: Value = serde_json::from_str(seed).unwrap();
     let mut raw = Vec::new();
@@ -320,7 +337,7 @@ impl Input {
                 entry,
                 changes,
                 drop,
-            } => super::seeds::parquet_with_changed_metadata(*entry, changes, *drop),
+            } => parquet_with_changed_metadata(*entry, changes, *drop),
         }
     }
 }

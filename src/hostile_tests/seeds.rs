@@ -10,7 +10,6 @@ use parquet::arrow::ArrowWriter;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 
-use super::mutate::{apply_changes, Change};
 use crate::format::{json, parquet as pq};
 
 pub(super) const OFFSETS_JSON: &str = r#"{"format_version": "1.1",
@@ -136,21 +135,4 @@ pub(super) fn parquet_with_kv(kv: &[(String, String)]) -> Vec<u8> {
     writer.write(batch).unwrap();
     writer.close().unwrap();
     out
-}
-
-/// The Parquet seed's rows with key-value metadata entry `entry` changed as JSON, or left out.
-pub(super) fn parquet_with_changed_metadata(
-    entry: usize,
-    changes: &[Change],
-    drop: bool,
-) -> Vec<u8> {
-    let mut kv = parquet_parts().1.clone();
-    let i = entry % kv.len();
-    if drop {
-        kv.remove(i);
-    } else {
-        let changed = apply_changes(&kv[i].1, changes);
-        kv[i].1 = String::from_utf8_lossy(&changed).into_owned();
-    }
-    parquet_with_kv(&kv)
 }

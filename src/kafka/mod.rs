@@ -4,7 +4,7 @@
 mod admin;
 mod ffi;
 mod records;
-mod tail;
+pub mod tail;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -19,11 +19,10 @@ use rdkafka::ClientContext;
 
 pub use crate::group_model::{
     DescribeError, GroupDescription, GroupListing, GroupMember, GroupOffset, GroupState, GroupType,
-    OffsetQuery, PartitionAnswer,
+    OffsetQuery, PartitionAnswer, TopicPartition,
 };
 pub use crate::settings::{ClientProperties, KafkaSettings};
 pub use records::{record_digest, Range, RecordPrint};
-pub use tail::{Assignment, PartitionRead, RawRecord, Starter, Tail, TailEvent};
 
 use crate::error::{Error, Result};
 use crate::wire::Cluster;
@@ -37,9 +36,6 @@ pub type GroupsRead = (
     Vec<GroupDescription>,
     BTreeMap<String, Result<Vec<GroupOffset>>>,
 );
-
-/// A topic-partition key.
-pub type TopicPartition = (String, i32);
 
 /// Log-start and log-end offsets of one partition at one moment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -29,7 +29,8 @@ use super::record::{decode, decode_connect, LogRecord};
 use super::segment::{Row, SegmentMeta, SEGMENT_FORMAT_VERSION};
 use crate::connect::ConnectClient;
 use crate::error::{Error, Result};
-use crate::kafka::{Assignment, KafkaClient, PartitionRead, RawRecord, Tail, TailEvent};
+use crate::kafka::tail::{Assignment, PartitionRead, RawRecord, Tail, TailEvent};
+use crate::kafka::KafkaClient;
 use crate::store::Store;
 
 pub use super::archive::SegmentManifest;
@@ -1064,7 +1065,7 @@ async fn follow_topic(
                         }
                     }
                 },
-            ) as crate::kafka::Starter
+            ) as crate::kafka::tail::Starter
         };
         let result = (|| {
             // Before the tail exists: its group's coordinator lookup would create the topic.

@@ -2,6 +2,7 @@
 //! onto a base to an instant ([`replay`]), and the segments that archive them as Parquet, with
 //! the rules for gaps and overlaps ([`segment`]); all pure. The follower builds on these, and
 //! so does the reconstruction of the offsets at an instant that every `--at` reads ([`at`]).
+//! A group's archived history is drawn as SVG or PNG by [`plot`].
 
 pub mod applied;
 pub mod applies;
@@ -12,6 +13,8 @@ mod bins;
 pub mod coverage;
 pub mod follow;
 pub mod history;
+pub mod plot;
+mod plot_text;
 pub mod progress;
 pub mod record;
 pub mod replay;

@@ -11,32 +11,19 @@
 //! `--output json` prints, and the audit trail records the change as the command line would,
 //! marked `via: mcp`.
 
+mod options;
 pub mod plans;
 pub mod runner;
 mod tools;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
 
+pub use options::Options;
 pub use runner::{Ran, Runner};
 pub use tools::Vault;
-
-/// How the server runs.
-#[derive(Debug, Clone)]
-pub struct Options {
-    pub runner: Runner,
-    /// Where the planning tools write plan files (`<sha256>.json`), for review and approval.
-    pub plan_dir: PathBuf,
-    /// Offer `apply_plan`.
-    pub allow_apply: bool,
-    /// Approvals (`offset-vault approve`) an applied plan must carry.
-    pub require_approvals: usize,
-    /// Streamable HTTP on this address instead of stdio.
-    pub listen: Option<SocketAddr>,
-}
 
 /// Serves until the client closes stdio (or, with `listen`, until SIGINT/SIGTERM).
 pub async fn serve(opts: Options) -> Result<i32> {

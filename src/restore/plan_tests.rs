@@ -586,3 +586,73 @@ fn a_share_group_plan_counts_redelivery_from_log_end_and_the_brokers_lag() {
     assert_eq!(plan.groups[0].partitions[0].reprocess, 50);
     assert!(plan.groups[0].warnings[0].contains("state stores"));
 }
+
+/// What an audit event records of each group: the plan's own sums.
+#[test]
+fn group_changes_are_the_plans_own_sums() {
+    let part = |action: Action, current: i64, target: i64| PartitionPlan {
+        topic: "t".into(),
+        partition: 0,
+        current: Some(current),
+        snapshot_offset: Some(target),
+        target: Some(target),
+        log_start: Some(0),
+        log_end: Some(100),
+        reprocess: (current - target).max(0),
+        skip: (target - current).max(0),
+        action,
+        note: None,
+        leader_epoch: None,
+        metadata: None,
+        source_topic: None,
+        translation: None,
+    };
+    let group = |id: &str, partitions| GroupPlan {
+        group_id: id.into(),
+        group_type: Default::default(),
+        state: GroupState::Empty,
+        members: vec![],
+        connector: None,
+        blocked: None,
+        warnings: vec![],
+        partitions,
+    };
+    let plan = Plan {
+        snapshot_id: "S".into(),
+        groups: vec![
+            group(
+                "a",
+                vec![
+                    part(Action::Reset, 11, 5),
+                    part(Action::Reset, 2, 9),
+                    part(Action::NoChange, 4, 4),
+                    part(Action::Clamped, 50, 40),
+                ],
+            ),
+            group("b", vec![part(Action::NoChange, 1, 1)]),
+        ],
+        connectors: vec![],
+        summary: PlanSummary::default(),
+        applicable: true,
+        blocked: false,
+        problems: vec![],
+    };
+    let got = plan.group_changes();
+    assert_eq!(
+        got,
+        vec![
+            crate::audit::GroupChange {
+                group_id: "a".into(),
+                partitions_changed: 3,
+                records_reprocessed: 16,
+                records_skipped: 7
+            },
+            crate::audit::GroupChange {
+                group_id: "b".into(),
+                partitions_changed: 0,
+                records_reprocessed: 0,
+                records_skipped: 0
+            },
+        ]
+    );
+}

@@ -36,10 +36,9 @@ use toml::Spanned;
 
 use super::{Cli, Command, GlobalArgs, OutputFormat};
 
-mod commands;
+pub mod commands;
 pub mod serve;
 use crate::error::{Error, Result};
-pub use commands::{redacted, run};
 
 /// The variable that names the configuration file.
 pub const ENV_CONFIG: &str = "OFFSET_VAULT_CONFIG";

@@ -2,6 +2,7 @@ use std::io::Write;
 
 use clap::{CommandFactory, FromArgMatches};
 
+use super::commands::redacted;
 use super::*;
 
 fn ctx(name: &str) -> Source {

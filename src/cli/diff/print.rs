@@ -29,11 +29,11 @@ pub(super) fn json(
     shown: &dyn Fn(&PartitionDiff) -> bool,
     connectors: &[ConnectorDiff],
 ) -> Result<PartitionCounts> {
-    let mut out = std::io::BufWriter::new(crate::cli::output::QuietStdout);
+    let mut out = std::io::BufWriter::new(crate::console::QuietStdout);
     write!(
         out,
         "{{\"schema_version\":{},\"old\":{old},\"new\":{new},\"partitions\":[",
-        crate::cli::schema::SCHEMA_VERSION
+        crate::schema::SCHEMA_VERSION
     )
     .map_err(io)?;
     let mut first = true;
@@ -83,7 +83,7 @@ pub(super) fn table(
     })
     .map_err(unsorted)?;
     if listed > 0 {
-        let mut out = std::io::BufWriter::new(crate::cli::output::QuietStdout);
+        let mut out = std::io::BufWriter::new(crate::console::QuietStdout);
         writeln!(out, "{}", line(&widths, &HEADERS.map(String::from))).map_err(io)?;
         let mut failed = None;
         diff_rows(rows(0), rows(1), |d| {

@@ -25,7 +25,7 @@ type LiveConfig = (BTreeMap<String, String>, Vec<String>);
 
 /// The cluster now, for the groups and connectors of a snapshot that a filter selects. The
 /// groups' live rows are kept in a spool file, so memory holds one batch of groups at a time.
-pub(crate) struct Live {
+pub struct Live {
     connectors: BTreeMap<String, Option<crate::live::LiveConnector>>,
     configs: BTreeMap<String, LiveConfig>,
     group_count: usize,
@@ -41,7 +41,7 @@ impl Live {
     /// rows), and the offsets, state and config of its connectors that `filter` selects. The
     /// groups are read in batches of whole groups of at most `batch` partitions (a larger group
     /// is a batch of its own).
-    pub(crate) async fn read(
+    pub async fn read(
         kafka: &KafkaClient,
         clients: &[ConnectClient],
         snapshot: &Opened,
@@ -74,7 +74,7 @@ impl Live {
 
     /// As [`Live::read`], for groups given in id order (those of `wanted` among them, or all)
     /// and the connectors that `filter` selects among `connectors` (none: no connector is read).
-    pub(crate) async fn read_groups(
+    pub async fn read_groups(
         kafka: &KafkaClient,
         clients: &[ConnectClient],
         groups: impl Iterator<Item = GroupSnapshot>,
@@ -131,23 +131,23 @@ impl Live {
     }
 
     /// The number of groups compared.
-    pub(crate) fn group_count(&self) -> usize {
+    pub fn group_count(&self) -> usize {
         self.group_count
     }
 
     /// The number of connectors compared (found live or not).
-    pub(crate) fn connector_count(&self) -> usize {
+    pub fn connector_count(&self) -> usize {
         self.connectors.len()
     }
 
     /// Where a read error of [`Live::rows`] is kept.
-    pub(crate) fn error_slot(&self) -> ErrorSlot {
+    pub fn error_slot(&self) -> ErrorSlot {
         self.error.clone()
     }
 
     /// The live rows of the compared groups, sorted like a snapshot's. A read error ends them
     /// early and is kept in [`Live::error_slot`].
-    pub(crate) fn rows(&self) -> impl Iterator<Item = Row> + '_ {
+    pub fn rows(&self) -> impl Iterator<Item = Row> + '_ {
         let keep = |e: Error| *self.error.lock().expect("not poisoned") = Some(e);
         let items = self.rows.reader().map_err(keep).ok();
         items
@@ -157,7 +157,7 @@ impl Live {
     }
 
     /// The connectors found live, as a side of a connector comparison.
-    pub(crate) fn connector_views(&self) -> BTreeMap<String, ConnectorView> {
+    pub fn connector_views(&self) -> BTreeMap<String, ConnectorView> {
         let mut news = BTreeMap::new();
         for (name, l) in &self.connectors {
             if let Some(l) = l {
@@ -251,7 +251,7 @@ impl Batches<'_> {
 
 /// Compares `snapshot` with the cluster now: hands every partition's difference to `emit` in
 /// (group, topic, partition) order, and returns the counts and the connectors that differ.
-pub(crate) fn compare(
+pub fn compare(
     snapshot: &Opened,
     live: &Live,
     filter: &Filter,
@@ -302,7 +302,7 @@ async fn live_configs(
 }
 
 /// The connectors of a snapshot that `filter` selects, as a side of a connector comparison.
-pub(crate) fn snapshot_views(
+pub fn snapshot_views(
     connectors: &[ConnectorSnapshot],
     filter: &Filter,
 ) -> BTreeMap<String, ConnectorView> {
@@ -315,7 +315,7 @@ pub(crate) fn snapshot_views(
 
 /// Compares the old side's connectors that `filter` selects with the new side's views; only
 /// the connectors that differ are returned, by name.
-pub(crate) fn compare_connectors(
+pub fn compare_connectors(
     old: &[ConnectorSnapshot],
     news: BTreeMap<String, ConnectorView>,
     filter: &Filter,

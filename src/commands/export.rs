@@ -1,0 +1,94 @@
+//! `export`: a snapshot's offsets, or those at an instant, as kafka-consumer-groups CSV rows,
+//! and the file they are written to (replaced only once complete).
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::format::csv::{self as csv_form, CsvOffset};
+use crate::kafka::GroupType;
+use crate::snapshot::model::GroupSnapshot;
+use crate::snapshot::repo::Opened;
+
+/// Which groups of a snapshot `export` writes: the ones named (all when none is), with
+/// committed offsets; share groups only when named, since kafka-consumer-groups --from-file
+/// would take their start offsets for consumer offsets.
+pub struct Wanted<'a> {
+    pub named: &'a [String],
+}
+
+impl Wanted<'_> {
+    /// The group is selected and has offsets.
+    pub fn selects(&self, g: &GroupSnapshot) -> bool {
+        (self.named.is_empty() || self.named.contains(&g.group_id)) && !g.partitions.is_empty()
+    }
+
+    /// A selected group that is left out: a share group not named.
+    pub fn leaves_out(&self, g: &GroupSnapshot) -> bool {
+        g.group_type == GroupType::Share && !self.named.contains(&g.group_id)
+    }
+
+    /// Selected and not left out: written.
+    pub fn writes(&self, g: &GroupSnapshot) -> bool {
+        self.selects(g) && !self.leaves_out(g)
+    }
+
+    /// A first pass over the snapshot: the share groups left out, and how many groups are
+    /// written (the CSV form depends on it).
+    pub fn count(&self, opened: &Opened) -> Result<(Vec<String>, usize)> {
+        let (mut share, mut groups) = (Vec::new(), 0usize);
+        opened.for_each_group(&mut |g| {
+            if self.selects(&g) {
+                if self.leaves_out(&g) {
+                    share.push(g.group_id);
+                } else {
+                    groups += 1;
+                }
+            }
+            Ok(())
+        })?;
+        Ok((share, groups))
+    }
+}
+
+/// The CSV rows of groups, in their order.
+pub fn csv_rows(
+    groups: impl Iterator<Item = GroupSnapshot>,
+) -> impl Iterator<Item = Result<CsvOffset>> {
+    groups.flat_map(|g| {
+        let group = g.group_id;
+        g.partitions.into_iter().map(move |p| {
+            Ok(CsvOffset {
+                group: Some(group.clone()),
+                topic: p.topic,
+                partition: p.partition,
+                offset: p.offset,
+                line: 0,
+            })
+        })
+    })
+}
+
+/// Writes the rows of `groups` groups to `path`, in the one-group form when there is one; the
+/// file is written next to it and renamed over it once complete, so a failed export leaves it
+/// as it was. `stream_error` is the error that ended the rows early, if one did. Returns the
+/// number of rows written.
+pub fn write_file(
+    path: &Path,
+    rows: &mut dyn Iterator<Item = Result<CsvOffset>>,
+    groups: usize,
+    stream_error: impl Fn() -> Option<Error>,
+) -> Result<u64> {
+    let target =
+        |e: &dyn std::fmt::Display| Error::usage(format!("--file {}: {e}", path.display()));
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let tmp = tempfile::NamedTempFile::new_in(&dir).map_err(|e| target(&e))?;
+    let written = csv_form::encode_to(std::io::BufWriter::new(tmp.as_file()), rows, groups > 1)?;
+    if let Some(e) = stream_error() {
+        return Err(e);
+    }
+    tmp.persist(path).map_err(|e| target(&e.error))?;
+    Ok(written)
+}

@@ -1,0 +1,31 @@
+//! The commands, as library calls: typed options in, typed results out.
+//! `src/cli` turns the flags into these options, calls them in order and prints what they
+//! return between the calls (the plan before it is applied, the outcome before it is watched).
+//!
+//! - [`restore`]: a snapshot chosen, verified and planned against the cluster.
+//! - [`reset`]: kafka-consumer-groups' scenarios checked into a [`crate::restore::reset::ResetSpec`],
+//!   planned, and rehearsed on a staging cluster.
+//! - [`apply`]: what both share once planned: a reviewed plan's approvals, the plan file, the
+//!   exit code of a dry run, the execution and `--watch`.
+//! - [`staging`]: the staging cluster of `--rehearse-on`.
+//! - [`guard`]: a command run between a snapshot and a comparison with it.
+//! - [`prune`]: what an executed prune's deletions and refusals make of its outcome.
+//! - [`list`]: the snapshots a filter keeps.
+//! - [`verify`]: every file of one or all snapshots re-hashed, signatures judged, the archive
+//!   checked.
+//! - [`diff`]: the two sides of a comparison read and verified, their rows and connectors
+//!   compared; [`at`]: the request of `--at TIME`.
+//! - [`export`], [`import`]: kafka-consumer-groups CSV out of a snapshot, and into one.
+
+pub mod apply;
+pub mod at;
+pub mod diff;
+pub mod export;
+pub mod guard;
+pub mod import;
+pub mod list;
+pub mod prune;
+pub mod reset;
+pub mod restore;
+pub mod staging;
+pub mod verify;
