@@ -671,4 +671,4 @@ fn summarize(group_plans: &[GroupPlan], connector_plans: &[ConnectorPlan]) -> Pl
 
 #[cfg(test)]
 #[path = "plan_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -587,12 +587,12 @@ fn a_share_group_plan_counts_redelivery_from_log_end_and_the_brokers_lag() {
     assert!(plan.groups[0].warnings[0].contains("state stores"));
 }
 
-/// What an audit event records of each group: the plan's own sums.
-#[test]
-fn group_changes_are_the_plans_own_sums() {
-    let part = |action: Action, current: i64, target: i64| PartitionPlan {
+/// A partition of topic `t` planned from `current` to `target` (log 0 to 100), for the tests of
+/// plans and of their review.
+pub(crate) fn part(partition: i32, current: i64, target: i64, action: Action) -> PartitionPlan {
+    PartitionPlan {
         topic: "t".into(),
-        partition: 0,
+        partition,
         current: Some(current),
         snapshot_offset: Some(target),
         target: Some(target),
@@ -606,7 +606,12 @@ fn group_changes_are_the_plans_own_sums() {
         metadata: None,
         source_topic: None,
         translation: None,
-    };
+    }
+}
+
+/// What an audit event records of each group: the plan's own sums.
+#[test]
+fn group_changes_are_the_plans_own_sums() {
     let group = |id: &str, partitions| GroupPlan {
         group_id: id.into(),
         group_type: Default::default(),
@@ -623,13 +628,13 @@ fn group_changes_are_the_plans_own_sums() {
             group(
                 "a",
                 vec![
-                    part(Action::Reset, 11, 5),
-                    part(Action::Reset, 2, 9),
-                    part(Action::NoChange, 4, 4),
-                    part(Action::Clamped, 50, 40),
+                    part(0, 11, 5, Action::Reset),
+                    part(0, 2, 9, Action::Reset),
+                    part(0, 4, 4, Action::NoChange),
+                    part(0, 50, 40, Action::Clamped),
                 ],
             ),
-            group("b", vec![part(Action::NoChange, 1, 1)]),
+            group("b", vec![part(0, 1, 1, Action::NoChange)]),
         ],
         connectors: vec![],
         summary: PlanSummary::default(),

@@ -2,30 +2,11 @@
 
 use super::*;
 use crate::kafka::GroupState;
+use crate::restore::plan::tests::part;
 use crate::restore::plan::{
     ConnectorPlan, GroupPlan, PartitionPlan, PlanSummary, SourceOffsetPlan,
 };
 use serde_json::json;
-
-fn part(partition: i32, current: i64, target: i64, action: Action) -> PartitionPlan {
-    PartitionPlan {
-        topic: "t".into(),
-        partition,
-        current: Some(current),
-        snapshot_offset: Some(target),
-        target: Some(target),
-        log_start: Some(0),
-        log_end: Some(100),
-        reprocess: (current - target).max(0),
-        skip: (target - current).max(0),
-        action,
-        note: None,
-        leader_epoch: None,
-        metadata: None,
-        source_topic: None,
-        translation: None,
-    }
-}
 
 fn plan(parts: Vec<PartitionPlan>) -> Plan {
     Plan {
