@@ -16,8 +16,10 @@
 //! - [`restore`]: snapshot choice, the plan (pure), and its verified application.
 //! - [`schema`]: the JSON documents `--output json` prints: their types, and the JSON Schemas
 //!   generated from them (`docs/schema/`).
-//! - [`commands`]: `restore` and `reset` as library calls, typed options in and typed results
-//!   out, which [`cli`] calls and prints.
+//! - [`commands`]: the commands as library calls, typed options in and typed results out, which
+//!   [`cli`] calls and prints.
+//! - [`config`]: the global flags, the configuration file and its contexts, and how a context
+//!   fills the flags left unset.
 //! - [`diff`]: the difference between two snapshots, or a snapshot and the cluster (pure).
 //! - [`guard`]: what moved while `guard`'s command ran, summed up in bounded memory (pure).
 //! - [`retention`]: `prune`'s policy with restic's rules (pure), and deleting what it removes.
@@ -35,6 +37,7 @@
 pub mod audit;
 pub mod cli;
 pub mod commands;
+pub mod config;
 pub mod connect;
 pub mod console;
 pub mod diff;

@@ -5,7 +5,9 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::{Cli, OutputFormat, ShowArgs};
+use super::Cli;
+use crate::commands::show::ShowArgs;
+use crate::config::OutputFormat;
 use crate::diff::Filter;
 use crate::error::{exit, Error, Result};
 use crate::log::at::{self, millis, ReadAt, Source};

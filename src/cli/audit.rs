@@ -7,8 +7,9 @@ use comfy_table::Cell;
 use serde_json::json;
 
 use super::output::{print_json, table};
-use super::{Cli, OutputFormat};
+use super::Cli;
 use crate::audit::{self, Auditor, EventType, Facts, Filter, KafkaSink, Trail};
+use crate::config::OutputFormat;
 use crate::error::{exit, Error, Result};
 use crate::store::Store;
 use crate::timeutil::parse_time;

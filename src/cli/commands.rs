@@ -4,9 +4,14 @@ use chrono::Utc;
 use serde_json::json;
 
 use super::output::{self, print_json};
-use super::{Cli, Command, ListArgs, OutputFormat, ShowArgs, SnapshotArgs, VerifyArgs};
+use super::{Cli, Command};
+use crate::commands::list::ListArgs;
 use crate::commands::list::{self, ListFilter};
+use crate::commands::show::ShowArgs;
+use crate::commands::snapshot::SnapshotArgs;
 use crate::commands::verify;
+use crate::commands::verify::VerifyArgs;
+use crate::config::OutputFormat;
 use crate::error::{exit, Result};
 use crate::kafka::KafkaClient;
 use crate::serve::metrics::{self, one_shot_textfile, Outcome};
@@ -131,7 +136,7 @@ async fn cmd_list(cli: &Cli, args: &ListArgs) -> Result<i32> {
         until: time(&args.until)?,
         group: args.group.clone(),
         connector: args.connector.clone(),
-        tags: super::parse_tags(&args.tags)?,
+        tags: crate::config::parse_tags(&args.tags)?,
         complete_only: args.complete_only,
     };
     let store = cli.global.open_existing_store()?;

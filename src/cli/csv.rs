@@ -8,9 +8,10 @@ use clap::Args;
 use serde_json::json;
 
 use super::output::print_json;
-use super::{Cli, OutputFormat};
+use super::Cli;
 use crate::commands::export;
 use crate::commands::import::{self, ImportFile};
+use crate::config::OutputFormat;
 use crate::error::{exit, Error, Result};
 use crate::format::csv::{self as csv_form, CsvOffset};
 use crate::snapshot::model::GroupSnapshot;
@@ -200,7 +201,7 @@ fn write_csv(
 /// The file, its groups and the tags of `import`, checked (no connection, no store).
 pub(super) fn check_import(args: &ImportArgs) -> Result<ImportFile> {
     let (name, by_group) = import::read(&args.file, &args.groups)?;
-    let tags = super::parse_tags(&args.tags)?;
+    let tags = crate::config::parse_tags(&args.tags)?;
     Ok(ImportFile {
         name,
         by_group,

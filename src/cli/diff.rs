@@ -11,8 +11,9 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use clap::Args;
 
-use super::{Cli, OutputFormat};
+use super::Cli;
 use crate::commands::diff::{self as command, Compared, Side, SideFlags};
+use crate::config::OutputFormat;
 use crate::diff::{Filter, PartitionDiff};
 use crate::error::{Error, Result};
 use crate::snapshot::choose::Eligible;
@@ -67,7 +68,7 @@ pub struct DiffArgs {
     pub batch_partitions: u64,
     /// With --live: the snapshot's topics under the names this cluster gives them.
     #[command(flatten)]
-    pub names: super::mirror::NamesArgs,
+    pub names: crate::commands::options::NamesArgs,
 }
 
 pub(super) const DIFF_EXAMPLES: &str = "\

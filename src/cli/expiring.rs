@@ -7,7 +7,10 @@ use chrono::{DateTime, Utc};
 use clap::Args;
 
 use super::output::{print_json, right, table};
-use super::{parse_duration, Cli, OutputFormat, SelectArgs};
+use super::Cli;
+use crate::commands::options::SelectArgs;
+use crate::config::parse_duration;
+use crate::config::OutputFormat;
 use crate::error::{exit, Result};
 use crate::expiry::{self, ExpiryOptions, ExpiryReport};
 use crate::kafka::KafkaClient;
@@ -58,7 +61,7 @@ pub(super) fn options(args: &ExpiringArgs, connect_urls: usize) -> Result<Expiry
         selection.all_groups = true;
     }
     crate::snapshot::capture::validate(&selection, connect_urls)?;
-    let tags = super::parse_tags(&args.tags)?;
+    let tags = crate::config::parse_tags(&args.tags)?;
     if tags.contains_key(expiry::TAG) {
         return Err(crate::Error::usage(format!(
             "--tag {}: the guard sets this tag itself",

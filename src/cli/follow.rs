@@ -8,7 +8,9 @@ use clap::Args;
 use serde_json::json;
 
 use super::output::print_json;
-use super::{parse_duration, parse_size, Cli, OutputFormat};
+use super::Cli;
+use crate::config::OutputFormat;
+use crate::config::{parse_duration, parse_size};
 use crate::error::{Error, Result};
 use crate::kafka::KafkaClient;
 use crate::log::follow::{follow, FollowOptions, Followed, NO_COMMIT_YET};

@@ -11,8 +11,10 @@ use std::collections::BTreeMap;
 use clap::Args;
 
 use super::output::print_json;
-use super::{Cli, GlobalArgs, OutputFormat, SelectArgs};
+use super::Cli;
 use crate::commands::guard::{self as command, shell_quote};
+use crate::commands::options::SelectArgs;
+use crate::config::{GlobalArgs, OutputFormat};
 use crate::error::Result;
 use crate::snapshot::{capture::validate, CaptureOptions, Format};
 
@@ -72,7 +74,7 @@ pub async fn cmd_guard(cli: &Cli, args: &GuardArgs) -> Result<i32> {
         &args.select.to_selection(),
         cli.global.connect_clients()?.len(),
     )?;
-    super::parse_tags(&args.tags)?;
+    crate::config::parse_tags(&args.tags)?;
     let trail = super::audit::begin(cli, crate::audit::EventType::Guard, true, true).await?;
     let mut facts = crate::audit::Facts::default();
     let result = guard(cli, args, &mut facts).await;
@@ -86,7 +88,7 @@ async fn guard(cli: &Cli, args: &GuardArgs, facts: &mut crate::audit::Facts) -> 
     selection.allow_missing = args.allow_missing;
     let connect = g.connect_clients()?;
     validate(&selection, connect.len())?;
-    let tags: BTreeMap<String, String> = super::parse_tags(&args.tags)?;
+    let tags: BTreeMap<String, String> = crate::config::parse_tags(&args.tags)?;
     let settings = g.kafka_settings()?;
     let store = g.open_store()?;
     let capture = CaptureOptions {

@@ -5,7 +5,8 @@ use clap::Args;
 use comfy_table::Cell;
 
 use super::output::{print_json, right, table};
-use super::{Cli, OutputFormat};
+use super::Cli;
+use crate::config::OutputFormat;
 use crate::error::{Error, Result};
 use crate::log::applied::AppliedBy;
 use crate::log::history::{history, Change, History, HistoryFilter};

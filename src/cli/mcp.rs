@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{Cli, GlobalArgs};
+use super::Cli;
+use crate::config::GlobalArgs;
 use crate::error::{Error, Result};
 use crate::mcp::{Options, Runner};
 

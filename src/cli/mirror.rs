@@ -3,118 +3,13 @@
 
 use std::path::Path;
 
-use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
 
-use super::{GlobalArgs, OutputFormat};
 use crate::commands::staging::Staging;
+use crate::config::{GlobalArgs, OutputFormat};
 use crate::error::{Error, Result};
 use crate::kafka::{KafkaClient, KafkaSettings};
-use crate::mirror::MirrorOptions;
 use crate::settings::ClientProperties;
-
-/// How this cluster names the snapshot's topics (`diff`, `show`, and below).
-#[derive(Debug, Clone, Args, Default)]
-pub struct NamesArgs {
-    /// Another cluster names a topic otherwise: FROM=TO, or re:REGEX=TEMPLATE ($1, ${name}
-    /// refer to REGEX's groups; the whole name must match). Repeatable; the first rule that
-    /// matches wins, then --replication-policy.
-    #[arg(
-        help_heading = "Another cluster",
-        long = "topic-map",
-        value_name = "RULE"
-    )]
-    pub topic_map: Vec<String>,
-    /// How a MirrorMaker 2 replica names the topics no --topic-map rule matches:
-    /// default:ALIAS (DefaultReplicationPolicy: `orders` is `ALIAS.orders`; default:ALIAS:SEP
-    /// with another separator) or identity (the same names).
-    #[arg(help_heading = "Another cluster", long, value_name = "POLICY")]
-    pub replication_policy: Option<String>,
-}
-
-/// `--translate`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum TranslateArg {
-    /// Identity if the records confirm it, else timestamp and record match, else MirrorMaker 2's
-    /// checkpoints, else refuse the partition.
-    Auto,
-    /// The same offsets (a replicator that keeps offsets); the record before each is checked.
-    Identity,
-    /// The record after the last consumed one, found by its timestamp and fingerprint (snapshots
-    /// taken with --with-timestamps).
-    Timestamp,
-    /// MirrorMaker 2's checkpoints and offset syncs on the target.
-    Checkpoints,
-}
-
-impl TranslateArg {
-    fn name(self) -> &'static str {
-        match self {
-            TranslateArg::Auto => "auto",
-            TranslateArg::Identity => "identity",
-            TranslateArg::Timestamp => "timestamp",
-            TranslateArg::Checkpoints => "checkpoints",
-        }
-    }
-}
-
-/// `restore` and `reset` onto another cluster.
-#[derive(Debug, Clone, Args, Default)]
-pub struct MirrorArgs {
-    #[command(flatten)]
-    pub names: NamesArgs,
-    /// How offsets become offsets of another cluster, chosen per partition; the plan names the
-    /// method and what it is based on. Default with --allow-other-cluster or --rehearse-on: auto.
-    #[arg(
-        help_heading = "Another cluster",
-        long,
-        value_enum,
-        value_name = "METHOD"
-    )]
-    pub translate: Option<TranslateArg>,
-    /// MirrorMaker 2's checkpoints topic on the target (default: ALIAS.checkpoints.internal of
-    /// --replication-policy default:ALIAS).
-    #[arg(help_heading = "Another cluster", long, value_name = "TOPIC")]
-    pub checkpoints_topic: Option<String>,
-    /// MirrorMaker 2's offset-syncs topic on the target (default: the one topic named
-    /// mm2-offset-syncs.*.internal there).
-    #[arg(help_heading = "Another cluster", long, value_name = "TOPIC")]
-    pub offset_syncs_topic: Option<String>,
-    /// Rehearse on a staging cluster (HOST:PORT, or a context of the configuration file): plan
-    /// and apply the same operation there, topics mapped and offsets translated as above, then
-    /// print what happened and the command for production. The production cluster (-b) is only
-    /// read. Implies --execute on the staging cluster.
-    #[arg(
-        help_heading = "Another cluster",
-        long,
-        value_name = "BOOTSTRAP|CONTEXT",
-        conflicts_with = "plan_file"
-    )]
-    pub rehearse_on: Option<String>,
-}
-
-impl MirrorArgs {
-    pub fn options(&self) -> MirrorOptions {
-        MirrorOptions {
-            topic_map: self.names.topic_map.clone(),
-            replication_policy: self.names.replication_policy.clone(),
-            translate: self.translate.map(|t| t.name().to_string()),
-            checkpoints_topic: self.checkpoints_topic.clone(),
-            offset_syncs_topic: self.offset_syncs_topic.clone(),
-        }
-    }
-}
-
-impl NamesArgs {
-    /// The topic map, when one was given.
-    pub fn topic_map(&self) -> Result<Option<crate::mirror::TopicMap>> {
-        if self.topic_map.is_empty() && self.replication_policy.is_none() {
-            return Ok(None);
-        }
-        crate::mirror::TopicMap::parse(&self.topic_map, self.replication_policy.as_deref())
-            .map(Some)
-    }
-}
 
 /// Resolves `--rehearse-on`: a context of the configuration file by that name (its bootstrap
 /// servers, properties, command-config and Connect URLs), else bootstrap servers reached with
@@ -129,10 +24,10 @@ pub fn staging(g: &GlobalArgs, value: &str) -> Result<Staging> {
     let production = g.kafka_settings()?;
     let xdg = std::env::var("XDG_CONFIG_HOME").ok();
     let home = std::env::var("HOME").ok();
-    let context = super::config::config_path(g.config.as_deref(), xdg.as_deref(), home.as_deref())
+    let context = crate::config::config_path(g.config.as_deref(), xdg.as_deref(), home.as_deref())
         .and_then(|(path, _)| {
             let text = std::fs::read_to_string(&path).ok()?;
-            Some((path.clone(), super::config::parse(&path, &text)))
+            Some((path.clone(), crate::config::parse(&path, &text)))
         });
     if let Some((path, file)) = context {
         if let Some(ctx) = file?.contexts.get(value) {
@@ -152,7 +47,7 @@ pub fn staging(g: &GlobalArgs, value: &str) -> Result<Staging> {
             for (k, v) in &ctx.properties {
                 properties.set(k.clone(), v.clone());
             }
-            let clients = super::connect_clients(&ctx.connect_urls(), g.timeout)?;
+            let clients = crate::config::connect_clients(&ctx.connect_urls(), g.timeout)?;
             return Ok(Staging {
                 settings: KafkaSettings {
                     bootstrap,

@@ -8,9 +8,11 @@ use clap::Args;
 use serde_json::json;
 
 use super::output::print_json;
-use super::{parse_duration, Cli, OutputFormat};
+use super::Cli;
 use crate::audit::{EventType, Facts};
 use crate::commands::prune as command;
+use crate::config::parse_duration;
+use crate::config::OutputFormat;
 use crate::error::{Error, Result};
 use crate::retention::log::{LogPlan, OrphanAction};
 use crate::retention::{

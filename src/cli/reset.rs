@@ -13,11 +13,14 @@ use serde_json::json;
 
 use super::output::print_json;
 use super::restore::{json_on_failure, print_plan, Apply};
-use super::{parse_duration, Cli, OutputFormat, WhoArgs};
+use super::Cli;
 use crate::audit::{EventType, Facts};
 use crate::commands::apply::{self, Execution};
+use crate::commands::options::WhoArgs;
 use crate::commands::reset::{self as command, Named, ResetFlags};
 use crate::commands::restore::RunSettings;
+use crate::config::parse_duration;
+use crate::config::OutputFormat;
 use crate::connect::ConnectClient;
 use crate::error::{Error, Result};
 use crate::kafka::KafkaClient;
@@ -164,7 +167,7 @@ pub struct ResetArgs {
     /// Onto another cluster: only with --rehearse-on (a reset's targets are computed on the
     /// cluster itself, then carried to the staging cluster).
     #[command(flatten)]
-    pub mirror: super::mirror::MirrorArgs,
+    pub mirror: crate::commands::options::MirrorArgs,
 }
 
 /// The scenarios the flags name (exactly one must be).

@@ -4,160 +4,23 @@
 
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
 use comfy_table::{Cell, Color};
 use serde_json::json;
 
 use super::output::{print_json, print_json_spliced, right, table, Emit, Splice};
-use super::{Cli, OutputFormat, RestoreArgs};
+use super::Cli;
 use crate::audit::{EventType, Facts};
 use crate::commands::apply::{self, Execution};
-use crate::commands::restore::{self as command, Place, Planned, Reviewed, RunSettings};
+use crate::commands::restore::RestoreArgs;
+use crate::commands::restore::{self as command, Place, Planned};
 use crate::commands::staging::Staging;
+use crate::config::OutputFormat;
 use crate::error::{Error, Result};
 use crate::restore::ledger::Ledger;
-use crate::restore::plan::Recreate;
 use crate::restore::plan::{Action, Plan};
-use crate::restore::review::PlanFile;
 use crate::restore::watch;
-use crate::restore::{self, Choice, Eligible, Outcome, PlanOptions, RestoreRequest, Status};
+use crate::restore::{self, Outcome, RestoreRequest, Status};
 use crate::snapshot::SnapshotKind;
-use crate::timeutil::parse_time;
-
-/// Reads and checks `--from-plan`: before anything else, so a bad file costs no connection.
-fn read_plan_file(args: &RestoreArgs) -> Result<Option<Reviewed>> {
-    args.from_plan
-        .as_deref()
-        .map(|path| PlanFile::read_streamed(path, Some(false)))
-        .transpose()
-}
-
-fn request(args: &RestoreArgs, reviewed: Option<Reviewed>) -> Result<RestoreRequest> {
-    match reviewed {
-        // Only the execution settings come from the command line.
-        Some(file) => Ok(command::reviewed_request(file, run_settings(args)?)),
-        None => args_request(args),
-    }
-}
-
-/// How the execution runs.
-fn run_settings(args: &RestoreArgs) -> Result<RunSettings> {
-    Ok(RunSettings {
-        undo: !args.no_undo,
-        wait_timeout: args.wait_timeout,
-        settle: args.settle,
-        commit_concurrency: args.commit_concurrency.into(),
-        batch_partitions: usize::try_from(args.batch_partitions).unwrap_or(usize::MAX),
-        refuse_moved: args.refuse_moved,
-        identities: identities(args)?,
-    })
-}
-
-/// Which snapshot: an id, `--latest`, or the newest before a time (`--before`, `--at`).
-fn choice(args: &RestoreArgs, now: DateTime<Utc>) -> Result<Choice> {
-    Ok(match (&args.id, args.latest, &args.before, &args.at) {
-        (Some(id), _, _, _) => Choice::Id(id.clone()),
-        (None, true, _, _) => Choice::Latest,
-        (None, false, Some(t), _) | (None, false, None, Some(t)) => {
-            Choice::Before(parse_time(t, now)?)
-        }
-        (None, false, None, None) => return Err(Error::usage(
-            "say which snapshot: an id, --latest, --before TIME, --at TIME, or --from-plan FILE",
-        )),
-    })
-}
-
-/// `--connector-config-override KEY=VALUE`: only for connectors created again.
-fn overrides(args: &RestoreArgs) -> Result<std::collections::BTreeMap<String, String>> {
-    let overrides = super::parse_tags(&args.connector_config_overrides).map_err(|e| {
-        Error::usage(
-            e.to_string()
-                .replace("--tag", "--connector-config-override"),
-        )
-    })?;
-    if !overrides.is_empty() && !args.recreate_connectors {
-        return Err(Error::usage(
-            "--connector-config-override is only for connectors created again: add --recreate-connectors",
-        ));
-    }
-    Ok(overrides)
-}
-
-/// The request the command line makes.
-fn args_request(args: &RestoreArgs) -> Result<RestoreRequest> {
-    let choice = choice(args, Utc::now())?;
-    if !args.partitions.is_empty() && args.topics.is_empty() {
-        return Err(Error::usage("--partition needs --topic"));
-    }
-    let overrides = overrides(args)?;
-    let mirror = args.mirror.options();
-    mirror.check()?;
-    let rehearsal = args.mirror.rehearse_on.is_some();
-    if !mirror.is_empty() && !args.allow_other_cluster && !rehearsal {
-        return Err(Error::usage(
-            "--topic-map, --replication-policy and --translate carry offsets to another cluster: add --allow-other-cluster (or --rehearse-on STAGING)",
-        ));
-    }
-    let at = match (&args.at, &choice) {
-        (Some(_), Choice::Before(t)) => Some(*t),
-        _ => None,
-    };
-    let run = run_settings(args)?;
-    Ok(RestoreRequest {
-        choice,
-        at,
-        eligible: Eligible {
-            include_undo: args.include_undo,
-            include_pre_reset: args.include_pre_reset,
-            include_partial: args.allow_partial,
-            ..Default::default()
-        },
-        groups: args.groups.clone(),
-        connectors: args.connectors.clone(),
-        topics: args.topics.clone(),
-        partitions: args.partitions.clone(),
-        plan: PlanOptions {
-            on_out_of_range: args.on_out_of_range,
-            skip_missing: args.skip_missing,
-            allow_recreated_topics: args.allow_recreated_topics,
-            stop_connectors: args.stop_connectors,
-            recreate: args.recreate_connectors.then(|| Recreate {
-                supplied_keys: overrides.keys().cloned().collect(),
-                leave_stopped: args.leave_stopped,
-                ..Default::default()
-            }),
-            ..Default::default()
-        },
-        allow_other_cluster: args.allow_other_cluster || rehearsal,
-        by_timestamp: args.by_timestamp,
-        mirror,
-        undo: run.undo,
-        wait_timeout: run.wait_timeout,
-        settle: run.settle,
-        commit_concurrency: run.commit_concurrency,
-        batch_partitions: run.batch_partitions,
-        reviewed: None,
-        reviewed_groups: None,
-        connector_config: overrides,
-        undo_kind: SnapshotKind::Undo,
-        undo_tags: if rehearsal {
-            [("rehearsal".to_string(), "true".to_string())].into()
-        } else {
-            Default::default()
-        },
-        relative_targets: false,
-        refuse_moved: run.refuse_moved,
-        identities: run.identities,
-    })
-}
-
-/// Reads `--identity` (a missing or malformed file is a usage error that names it).
-fn identities(args: &RestoreArgs) -> Result<Option<crate::snapshot::secrets::Identities>> {
-    args.identity
-        .as_deref()
-        .map(crate::snapshot::secrets::Identities::read)
-        .transpose()
-}
 
 /// Runs a restore. With `--output json`, every outcome, failures before the apply included,
 /// is one JSON document on stdout.
@@ -165,10 +28,11 @@ pub async fn cmd_restore(cli: &Cli, args: &RestoreArgs) -> Result<i32> {
     let mut phase = "validate";
     // Bad input is refused before the trail is opened: it changes nothing and records nothing.
     // A plan file is read (and its checksum checked) once, here.
-    let req = match read_plan_file(args).and_then(|reviewed| request(args, reviewed)) {
-        Ok(req) => req,
-        Err(e) => return json_on_failure(cli, phase, Err(e)),
-    };
+    let req =
+        match command::read_plan_file(args).and_then(|reviewed| command::request(args, reviewed)) {
+            Ok(req) => req,
+            Err(e) => return json_on_failure(cli, phase, Err(e)),
+        };
     let trail = match super::audit::begin(cli, EventType::Restore, args.execute, false).await {
         Ok(t) => t,
         Err(e) => return json_on_failure(cli, phase, Err(e)),

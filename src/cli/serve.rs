@@ -8,10 +8,12 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::config::serve::{parse_as, parse_section, string_key, ServeSection};
 use super::follow::FollowerArgs;
 use super::prune::PolicyArgs;
-use super::{parse_duration, Cli, SnapshotArgs};
+use super::Cli;
+use crate::commands::snapshot::SnapshotArgs;
+use crate::config::parse_duration;
+use crate::config::serve::{parse_as, parse_section, string_key, ServeSection};
 use crate::error::{exit, Error, Result};
 use crate::serve::jobs::{FollowJob, Job, Shared, Work};
 use crate::serve::schedule::Schedule;

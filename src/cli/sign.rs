@@ -6,8 +6,9 @@ use clap::Args;
 use serde_json::json;
 
 use super::output::print_json;
-use super::{Cli, OutputFormat};
+use super::Cli;
 use crate::audit::{EventType, Facts};
+use crate::config::OutputFormat;
 use crate::error::{exit, Result};
 
 pub const KEYGEN_EXAMPLES: &str = "\

@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use crate::error::Result;
 use crate::snapshot::repo::{self, DayRange, Listed};
 use crate::store::Store;
+use clap::Args;
 
 /// Which snapshots `list` shows.
 #[derive(Debug, Default)]
@@ -57,4 +58,26 @@ pub async fn list(store: &Store, filter: &ListFilter) -> Result<Vec<Listed>> {
     };
     let all = repo::list(store, days).await?;
     Ok(all.into_iter().filter(|l| filter.keeps(l)).collect())
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only snapshots that contain this group.
+    #[arg(help_heading = "Selection", long)]
+    pub group: Option<String>,
+    /// Only snapshots that contain this connector.
+    #[arg(help_heading = "Selection", long)]
+    pub connector: Option<String>,
+    /// Only snapshots with this tag KEY=VALUE (repeatable: all must match).
+    #[arg(help_heading = "Selection", long = "tag", value_name = "KEY=VALUE")]
+    pub tags: Vec<String>,
+    /// Only snapshots created at or after this time (RFC 3339, a date, or a duration like 24h).
+    #[arg(help_heading = "Selection", long, value_name = "TIME")]
+    pub since: Option<String>,
+    /// Only snapshots created at or before this time.
+    #[arg(help_heading = "Selection", long, value_name = "TIME")]
+    pub until: Option<String>,
+    /// Leave out incomplete snapshots (no manifest).
+    #[arg(help_heading = "Selection", long)]
+    pub complete_only: bool,
 }

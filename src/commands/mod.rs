@@ -16,6 +16,10 @@
 //! - [`diff`]: the two sides of a comparison read and verified, their rows and connectors
 //!   compared; [`at`]: the request of `--at TIME`.
 //! - [`export`], [`import`]: kafka-consumer-groups CSV out of a snapshot, and into one.
+//!
+//! Each command's options are clap argument structs (`RestoreArgs`, `SnapshotArgs`, ...),
+//! defined here beside the calls that take them, with [`options`] for the groups several
+//! commands share; `src/cli` puts them together into the command line.
 
 pub mod apply;
 pub mod at;
@@ -24,8 +28,11 @@ pub mod export;
 pub mod guard;
 pub mod import;
 pub mod list;
+pub mod options;
 pub mod prune;
 pub mod reset;
 pub mod restore;
+pub mod show;
+pub mod snapshot;
 pub mod staging;
 pub mod verify;

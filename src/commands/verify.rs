@@ -6,6 +6,7 @@ use crate::log::verify::LogReport;
 use crate::sign::Verdict;
 use crate::snapshot::repo::{self, DayRange};
 use crate::store::Store;
+use clap::Args;
 
 /// One snapshot verified: what is wrong with its content, and its signature.
 pub struct Checked {
@@ -104,4 +105,15 @@ pub async fn verify(store: &Store, id: Option<&str>) -> Result<Verification> {
         log,
         enforcing: store.keys().enforcing(),
     })
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Snapshot id, or a unique prefix of one.
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    pub id: Option<String>,
+    /// Verify every snapshot in the store, and the commit-log archive and the apply records
+    /// (orphan data files and recorded gaps are reported as notes, not failures).
+    #[arg(long)]
+    pub all: bool,
 }

@@ -3,8 +3,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::{config_path, missing_context, parse, ConfigCommand, ConfigFile, Origin, Source};
+use super::ConfigCommand;
 use crate::cli::{Cli, OutputFormat};
+use crate::config::{config_path, missing_context, parse, ConfigFile, Origin, Source};
 use crate::error::{Error, Result};
 
 /// A value as `config show` prints it: secrets (by key or inline in a URL) redacted.

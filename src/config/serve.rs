@@ -49,7 +49,7 @@ pub fn parse_section(path: &Path, text: &str) -> Result<Option<ServeSection>> {
     let whole: Whole = toml::from_str(text).map_err(|e| {
         let at = e
             .span()
-            .map(|s| format!(" (line {})", super::line_of(text, s.start)))
+            .map(|s| format!(" (line {})", super::file::line_of(text, s.start)))
             .unwrap_or_default();
         Error::usage(format!(
             "configuration file {}{at}: [serve]: {}",
