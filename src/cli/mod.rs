@@ -84,25 +84,25 @@ pub enum Command {
     /// Reset offsets with kafka-consumer-groups' scenarios (--to-earliest, --shift-by, ...):
     /// a plan first, connectors stopped and resumed, a snapshot before the first change.
     #[command(after_long_help = reset::EXAMPLES)]
-    Reset(reset::ResetArgs),
+    Reset(crate::commands::reset::ResetArgs),
     /// Plan, and with --execute apply, a verified offset reset back to a snapshot.
     #[command(after_long_help = RESTORE_EXAMPLES)]
     Restore(RestoreArgs),
     /// Archive every commit of __consumer_offsets as sealed segments, continuously (or up to
     /// the end of the log with --once).
     #[command(after_long_help = follow::EXAMPLES)]
-    Follow(follow::FollowArgs),
+    Follow(crate::commands::follow::FollowArgs),
     /// Empty groups whose offsets the broker expires soon (offsets.retention.minutes): list
     /// them and snapshot them, tagged expiry-guard=true.
     #[command(after_long_help = expiring::EXAMPLES)]
-    Expiring(expiring::ExpiringArgs),
+    Expiring(crate::commands::expiring::ExpiringArgs),
     /// A group's archived offset changes (from `follow`), per partition.
     #[command(after_long_help = log::HISTORY_EXAMPLES)]
     History(log::HistoryArgs),
     /// Delete old snapshots by a retention policy (restic's --keep-* rules); a dry run unless
     /// --execute.
     #[command(after_long_help = prune::PRUNE_EXAMPLES)]
-    Prune(prune::PruneArgs),
+    Prune(crate::commands::prune::PruneArgs),
     /// Write a snapshot's offsets, or those at an instant (--at), as kafka-consumer-groups
     /// --from-file CSV.
     #[command(after_long_help = csv::EXPORT_EXAMPLES)]
@@ -118,7 +118,7 @@ pub enum Command {
     /// metrics and health checks over HTTP; each scheduled run at most once per slot across
     /// replicas.
     #[command(after_long_help = serve::EXAMPLES)]
-    Serve(Box<serve::ServeArgs>),
+    Serve(Box<crate::commands::serve::ServeArgs>),
     /// Approve a plan file with your key (a second pair of eyes; see restore
     /// --require-approvals).
     #[command(after_long_help = sign::APPROVE_EXAMPLES)]

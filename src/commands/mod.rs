@@ -24,7 +24,9 @@
 pub mod apply;
 pub mod at;
 pub mod diff;
+pub mod expiring;
 pub mod export;
+pub mod follow;
 pub mod guard;
 pub mod import;
 pub mod list;
@@ -32,6 +34,7 @@ pub mod options;
 pub mod prune;
 pub mod reset;
 pub mod restore;
+pub mod serve;
 pub mod show;
 pub mod snapshot;
 pub mod staging;

@@ -3,18 +3,23 @@
 use clap::Parser;
 
 use super::*;
+use crate::error::exit;
 
 fn section(text: &str) -> Result<ServeSection> {
     Ok(parse_section(Path::new("c.toml"), text)?.unwrap_or_default())
 }
 
+/// `serve` and its flags, as the command line parses them.
+#[derive(Parser)]
+enum Line {
+    Serve(Box<ServeArgs>),
+}
+
 fn args(line: &str) -> ServeArgs {
-    let cli = Cli::try_parse_from(format!("offset-vault serve {line}").split_whitespace())
-        .unwrap_or_else(|e| panic!("{line}: {e}"));
-    match cli.command {
-        super::super::Command::Serve(a) => *a,
-        other => panic!("{other:?}"),
-    }
+    let Line::Serve(args) =
+        Line::try_parse_from(format!("offset-vault serve {line}").split_whitespace())
+            .unwrap_or_else(|e| panic!("{line}: {e}"));
+    *args
 }
 
 fn plan_of(line: &str, text: &str) -> Result<Plan> {
@@ -234,7 +239,7 @@ fn the_expiry_guard_is_a_job_of_the_flags_and_of_the_file() {
     .unwrap_err();
     assert!(e.to_string().contains("[serve.jobs.g]"), "{e}");
     assert!(
-        Cli::try_parse_from(["offset-vault", "serve", "--expiry-margin", "1h"]).is_err(),
+        Line::try_parse_from(["offset-vault", "serve", "--expiry-margin", "1h"]).is_err(),
         "--expiry-margin needs --expiry-every"
     );
 }
