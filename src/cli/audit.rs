@@ -2,13 +2,13 @@
 //! start and end of their execute path ([`begin`], [`finish`]).
 
 use chrono::Utc;
-use clap::Args;
 use comfy_table::Cell;
 use serde_json::json;
 
 use super::output::{print_json, table};
 use super::Cli;
 use crate::audit::{self, Auditor, EventType, Facts, Filter, KafkaSink, Trail};
+use crate::commands::audit::AuditArgs;
 use crate::config::OutputFormat;
 use crate::error::{exit, Error, Result};
 use crate::store::Store;
@@ -30,30 +30,6 @@ import, guard, and gap follow records in the commit-log archive. A command write
 marker (audit/open/ID.json) before it changes anything; a marker without its event is listed
 as unfinished: the process ended before it wrote its outcome. --audit required (the default)
 makes a command fail before any change when the marker cannot be written.";
-
-/// Arguments of `audit`.
-#[derive(Debug, Args)]
-pub struct AuditArgs {
-    /// Only events at or after this time (RFC 3339, a date, or a duration like 24h); only the
-    /// date folders from then on are read.
-    #[arg(long, value_name = "TIME")]
-    pub since: Option<String>,
-    /// Only events at or before this time.
-    #[arg(long, value_name = "TIME")]
-    pub until: Option<String>,
-    /// Only events that name this consumer group (restore, reset, import).
-    #[arg(long, value_name = "GROUP")]
-    pub group: Option<String>,
-    /// Only events of this type: restore, reset, prune, import, guard, approve, follow.gap
-    /// (or the whole type, dev.offset-vault.restore).
-    #[arg(long = "type", value_name = "TYPE")]
-    pub event_type: Option<String>,
-    /// Also produce every event listed to this Kafka topic (key: the event id, value: the event
-    /// as stored, header content-type: application/cloudevents+json). Unfinished markers are
-    /// not produced.
-    #[arg(long, value_name = "TOPIC")]
-    pub to_kafka: Option<String>,
-}
 
 /// The auditor of this run over `store`: the command line, `--audit`, and `--audit-topic`.
 pub(super) fn auditor(cli: &Cli, store: Store) -> Result<Auditor> {

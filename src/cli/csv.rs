@@ -1,65 +1,22 @@
 //! `offset-vault export` and `import`: kafka-consumer-groups CSV out of and into the store; the
 //! flags and the printing ([`crate::commands::export`], [`crate::commands::import`] do the work).
 
-use std::path::PathBuf;
-
 use chrono::Utc;
-use clap::Args;
 use serde_json::json;
 
 use super::output::print_json;
 use super::Cli;
-use crate::commands::export;
-use crate::commands::import::{self, ImportFile};
+use crate::commands::export::{self, ExportArgs};
+use crate::commands::import::{self, ImportArgs};
 use crate::config::OutputFormat;
 use crate::error::{exit, Error, Result};
 use crate::format::csv::{self as csv_form, CsvOffset};
 use crate::snapshot::model::GroupSnapshot;
 use crate::snapshot::repo;
-use crate::snapshot::Format;
-
-/// Arguments of `export`.
-#[derive(Debug, Args)]
-pub struct ExportArgs {
-    /// Snapshot id, or a unique prefix of one.
-    #[arg(required_unless_present = "at", conflicts_with = "at")]
-    pub id: Option<String>,
-    /// The committed offsets exactly as they were at TIME (RFC 3339 with milliseconds, or a
-    /// duration such as 15m ago): the newest snapshot before TIME plus every commit the
-    /// commit-log archive (`follow`) holds up to TIME. Refused (exit 7) when the archive does not
-    /// cover TIME; a group with no committed offset at TIME is named on stderr and not written.
-    #[arg(long, value_name = "TIME")]
-    pub at: Option<String>,
-    /// Only this group (repeatable). Default: every group of the snapshot except share groups
-    /// (whose start offsets are not consumer offsets); name a share group to export it (not
-    /// with --at: the commit log does not hold a share group's positions).
-    #[arg(long = "group", value_name = "GROUP")]
-    pub groups: Vec<String>,
-    /// Write to this file instead of standard output.
-    #[arg(long, value_name = "FILE")]
-    pub file: Option<PathBuf>,
-}
-
-/// Arguments of `import`.
-#[derive(Debug, Args)]
-pub struct ImportArgs {
-    /// The CSV file, as `kafka-consumer-groups --reset-offsets ... --export` writes it.
-    pub file: PathBuf,
-    /// The group of a `topic,partition,offset` file; for a `group,topic,partition,offset`
-    /// file, import only this group (repeatable).
-    #[arg(long = "group", value_name = "GROUP")]
-    pub groups: Vec<String>,
-    /// A label KEY=VALUE stored in the manifest (repeatable).
-    #[arg(long = "tag", value_name = "KEY=VALUE")]
-    pub tags: Vec<String>,
-    /// File format of the offsets in the snapshot.
-    #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
-}
 
 pub async fn cmd_import(cli: &Cli, args: &ImportArgs) -> Result<i32> {
     // Bad input is refused before the trail is opened: a refused import writes nothing.
-    super::csv::check_import(args)?;
+    import::check_import(args)?;
     let trail = super::audit::begin(cli, crate::audit::EventType::Import, true, true).await?;
     let mut facts = crate::audit::Facts::default();
     let result = super::csv::import(cli, args, &mut facts).await;
@@ -198,20 +155,9 @@ fn write_csv(
     Ok(exit::OK)
 }
 
-/// The file, its groups and the tags of `import`, checked (no connection, no store).
-pub(super) fn check_import(args: &ImportArgs) -> Result<ImportFile> {
-    let (name, by_group) = import::read(&args.file, &args.groups)?;
-    let tags = crate::config::parse_tags(&args.tags)?;
-    Ok(ImportFile {
-        name,
-        by_group,
-        tags,
-    })
-}
-
 pub async fn import(cli: &Cli, args: &ImportArgs, facts: &mut crate::audit::Facts) -> Result<i32> {
     // The file, the groups and the tags are checked before connecting to anything.
-    let file = check_import(args)?;
+    let file = import::check_import(args)?;
     let name = file.name.clone();
     let settings = cli.global.kafka_settings()?;
     let store = cli.global.open_store()?;

@@ -8,64 +8,12 @@ mod report;
 
 use std::collections::BTreeMap;
 
-use clap::Args;
-
 use super::output::print_json;
 use super::Cli;
-use crate::commands::guard::{self as command, shell_quote};
-use crate::commands::options::SelectArgs;
-use crate::config::{GlobalArgs, OutputFormat};
+use crate::commands::guard::{self as command, rollback_commands, GuardArgs};
+use crate::config::OutputFormat;
 use crate::error::Result;
-use crate::snapshot::{capture::validate, CaptureOptions, Format};
-
-/// Arguments of `guard`.
-#[derive(Debug, Args)]
-pub struct GuardArgs {
-    #[command(flatten)]
-    pub select: SelectArgs,
-    /// A label KEY=VALUE stored in the snapshot's manifest (repeatable).
-    #[arg(help_heading = "Snapshot", long = "tag", value_name = "KEY=VALUE")]
-    pub tags: Vec<String>,
-    /// File format of the offsets.
-    #[arg(help_heading = "Snapshot", long, value_enum, default_value_t)]
-    pub format: Format,
-    /// Skip named groups or connectors that do not exist instead of failing.
-    #[arg(help_heading = "Safety", long)]
-    pub allow_missing: bool,
-    /// The command to run and its arguments, after `--`.
-    #[arg(last = true, required = true, value_name = "COMMAND")]
-    pub command: Vec<String>,
-}
-
-/// The restore commands that roll back to `id`: the dry run, then the one that applies it.
-/// Connection settings are spelled out so the lines work where they are pasted; `-X` values are
-/// left out because they may be secrets.
-pub fn rollback_commands(g: &GlobalArgs, id: &str, has_connectors: bool) -> [String; 2] {
-    let mut words = vec!["offset-vault".to_string()];
-    if let Some((name, _)) = &g.applied.context {
-        words.extend(["--context".into(), name.clone()]);
-    }
-    if let Some(b) = &g.bootstrap_server {
-        words.extend(["--bootstrap-server".into(), b.clone()]);
-    }
-    if !g.connect_url.is_empty() {
-        words.extend(["--connect-url".into(), g.connect_url.join(",")]);
-    }
-    if let Some(c) = &g.command_config {
-        words.extend(["--command-config".into(), c.display().to_string()]);
-    }
-    if let Some(s) = &g.store {
-        words.extend(["--store".into(), s.clone()]);
-    }
-    words.extend(["restore".into(), id.to_string()]);
-    if has_connectors {
-        words.push("--stop-connectors".into());
-    }
-    let dry: Vec<String> = words.iter().map(|w| shell_quote(w)).collect();
-    let dry = dry.join(" ");
-    let apply = format!("{dry} --execute");
-    [dry, apply]
-}
+use crate::snapshot::{capture::validate, CaptureOptions};
 
 /// Runs `offset-vault guard`: one audit event for the guarded run.
 pub async fn cmd_guard(cli: &Cli, args: &GuardArgs) -> Result<i32> {

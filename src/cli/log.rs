@@ -1,11 +1,11 @@
 //! `offset-vault history GROUP`: a group's archived changes.
 
 use chrono::Utc;
-use clap::Args;
 use comfy_table::Cell;
 
 use super::output::{print_json, right, table};
 use super::Cli;
+use crate::commands::history::HistoryArgs;
 use crate::config::OutputFormat;
 use crate::error::{Error, Result};
 use crate::log::applied::AppliedBy;
@@ -28,32 +28,6 @@ expires, so the two are not told apart); group-deleted.
 
 --plot FILE draws each partition's committed offset over time (.svg or .png, by the
 extension), with rewinds, restores and deletions marked; the table, JSON or CSV is printed too.";
-
-/// Arguments of `history`.
-#[derive(Debug, Args)]
-pub struct HistoryArgs {
-    /// The consumer group.
-    pub group: String,
-    /// Only this topic.
-    #[arg(long)]
-    pub topic: Option<String>,
-    /// Only this partition.
-    #[arg(long, value_name = "N")]
-    pub partition: Option<i32>,
-    /// Only changes at or after TIME (RFC 3339, a date, or a duration such as 2h ago).
-    #[arg(long, value_name = "TIME")]
-    pub since: Option<String>,
-    /// Only changes at or before TIME.
-    #[arg(long, value_name = "TIME")]
-    pub until: Option<String>,
-    /// CSV on stdout (at,kind,topic,partition,offset,previous,delta,flagged,by,record,undo_snapshot),
-    /// with a header.
-    #[arg(long, conflicts_with = "output")]
-    pub csv: bool,
-    /// Also draw the offsets over time into FILE: SVG or PNG, by its extension.
-    #[arg(long, value_name = "FILE")]
-    pub plot: Option<std::path::PathBuf>,
-}
 
 fn millis(t: &str) -> Result<i64> {
     Ok(parse_time(t, Utc::now())?.timestamp_millis())

@@ -80,7 +80,7 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Compare two snapshots, or a snapshot with the committed offsets now.
     #[command(after_long_help = diff::DIFF_EXAMPLES)]
-    Diff(diff::DiffArgs),
+    Diff(crate::commands::diff::DiffArgs),
     /// Reset offsets with kafka-consumer-groups' scenarios (--to-earliest, --shift-by, ...):
     /// a plan first, connectors stopped and resumed, a snapshot before the first change.
     #[command(after_long_help = reset::EXAMPLES)]
@@ -98,7 +98,7 @@ pub enum Command {
     Expiring(crate::commands::expiring::ExpiringArgs),
     /// A group's archived offset changes (from `follow`), per partition.
     #[command(after_long_help = log::HISTORY_EXAMPLES)]
-    History(log::HistoryArgs),
+    History(crate::commands::history::HistoryArgs),
     /// Delete old snapshots by a retention policy (restic's --keep-* rules); a dry run unless
     /// --execute.
     #[command(after_long_help = prune::PRUNE_EXAMPLES)]
@@ -106,14 +106,14 @@ pub enum Command {
     /// Write a snapshot's offsets, or those at an instant (--at), as kafka-consumer-groups
     /// --from-file CSV.
     #[command(after_long_help = csv::EXPORT_EXAMPLES)]
-    Export(csv::ExportArgs),
+    Export(crate::commands::export::ExportArgs),
     /// Store kafka-consumer-groups CSV as a snapshot of kind import.
     #[command(after_long_help = csv::IMPORT_EXAMPLES)]
-    Import(csv::ImportArgs),
+    Import(crate::commands::import::ImportArgs),
     /// Take a snapshot, run a command, then report which offsets moved and record it; print the
     /// rollback if it failed and offsets moved.
     #[command(after_long_help = GUARD_EXAMPLES)]
-    Guard(guard::GuardArgs),
+    Guard(crate::commands::guard::GuardArgs),
     /// Run as a service: the follower, scheduled snapshots, prune and verify, with Prometheus
     /// metrics and health checks over HTTP; each scheduled run at most once per slot across
     /// replicas.
@@ -122,14 +122,14 @@ pub enum Command {
     /// Approve a plan file with your key (a second pair of eyes; see restore
     /// --require-approvals).
     #[command(after_long_help = sign::APPROVE_EXAMPLES)]
-    Approve(sign::ApproveArgs),
+    Approve(crate::commands::sign::ApproveArgs),
     /// Make an Ed25519 key pair for --signing-key and --trusted-key.
     #[command(after_long_help = sign::KEYGEN_EXAMPLES)]
-    Keygen(sign::KeygenArgs),
+    Keygen(crate::commands::sign::KeygenArgs),
     /// List the audit trail: one event for every change made or refused (restore, reset,
     /// prune, import, guard, follow's gaps), and commands that never wrote their outcome.
     #[command(after_long_help = audit::EXAMPLES)]
-    Audit(audit::AuditArgs),
+    Audit(crate::commands::audit::AuditArgs),
     /// Show the effective settings, list the contexts, or switch the current context.
     #[command(subcommand, after_long_help = config::EXAMPLES)]
     Config(config::ConfigCommand),
@@ -137,7 +137,7 @@ pub enum Command {
     /// assistants: read-only and planning tools, and with --allow-apply one tool that applies a
     /// reviewed plan by its hash.
     #[command(after_long_help = mcp::EXAMPLES)]
-    Mcp(mcp::McpArgs),
+    Mcp(crate::mcp::options::McpArgs),
     /// Print a shell completion script.
     #[command(after_long_help = COMPLETIONS_EXAMPLES)]
     Completions(completions::CompletionsArgs),

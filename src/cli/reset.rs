@@ -197,7 +197,7 @@ async fn rehearse(
     facts: &mut Facts,
     phase: &mut &'static str,
 ) -> Result<i32> {
-    let staging = super::mirror::staging(&cli.global, value)?;
+    let staging = crate::commands::staging::resolve(&cli.global, value)?;
     facts
         .detail
         .insert("rehearsed_on".into(), json!(staging.name));

@@ -119,7 +119,7 @@ async fn run(
         .mirror
         .rehearse_on
         .as_deref()
-        .map(|v| super::mirror::staging(&cli.global, v))
+        .map(|v| crate::commands::staging::resolve(&cli.global, v))
         .transpose()?;
     let (settings, clients) = match &staging {
         Some(s) => {

@@ -10,8 +10,6 @@ use crate::error::{exit, Result};
 use crate::serve::jobs::Shared;
 use crate::store::Store;
 
-/// The default of `--listen`.
-
 pub(super) const EXAMPLES: &str = "\
 Examples:
   # Every group and connector every 5 minutes, prune hourly, verify the last day's snapshots

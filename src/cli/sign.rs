@@ -1,13 +1,11 @@
 //! `keygen`: a signing key pair.
 
-use std::path::PathBuf;
-
-use clap::Args;
 use serde_json::json;
 
 use super::output::print_json;
 use super::Cli;
 use crate::audit::{EventType, Facts};
+use crate::commands::sign::{ApproveArgs, KeygenArgs};
 use crate::config::OutputFormat;
 use crate::error::{exit, Result};
 
@@ -17,14 +15,6 @@ Examples:
   # it then signs with --signing-key ci.key, and readers trust it with --trusted-key ci.pub
   offset-vault keygen --out /etc/offset-vault/ci
   offset-vault keygen --out ./alice --output json";
-
-#[derive(Debug, Args)]
-pub struct KeygenArgs {
-    /// Write the secret key to PREFIX.key (owner-only, never overwritten) and the public key to
-    /// PREFIX.pub.
-    #[arg(long, value_name = "PREFIX")]
-    pub out: PathBuf,
-}
 
 pub fn cmd_keygen(cli: &Cli, args: &KeygenArgs) -> Result<i32> {
     let key = crate::sign::keygen(&args.out)?;
@@ -60,21 +50,6 @@ Examples:
 
   # The approver's key from the environment (a path or the PEM text)
   OFFSET_VAULT_APPROVER_KEY=/run/secrets/bob.key offset-vault approve billing.plan";
-
-#[derive(Debug, Args)]
-pub struct ApproveArgs {
-    /// The plan file (written by restore or reset --plan-file).
-    #[arg(value_name = "PLAN")]
-    pub plan: PathBuf,
-    /// The approver's Ed25519 secret key (a PEM file from `keygen`, or the PEM text itself).
-    #[arg(
-        long,
-        value_name = "FILE",
-        env = "OFFSET_VAULT_APPROVER_KEY",
-        hide_env_values = true
-    )]
-    pub key: String,
-}
 
 /// Adds an approval to a plan file, after showing what is approved. The file is replaced
 /// atomically: it holds either the old approvals or all of them. With a store configured, the

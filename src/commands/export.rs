@@ -8,6 +8,7 @@ use crate::format::csv::{self as csv_form, CsvOffset};
 use crate::kafka::GroupType;
 use crate::snapshot::model::GroupSnapshot;
 use crate::snapshot::repo::Opened;
+use clap::Args;
 
 /// Which groups of a snapshot `export` writes: the ones named (all when none is), with
 /// committed offsets; share groups only when named, since kafka-consumer-groups --from-file
@@ -91,4 +92,26 @@ pub fn write_file(
     }
     tmp.persist(path).map_err(|e| target(&e.error))?;
     Ok(written)
+}
+
+/// Arguments of `export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Snapshot id, or a unique prefix of one.
+    #[arg(required_unless_present = "at", conflicts_with = "at")]
+    pub id: Option<String>,
+    /// The committed offsets exactly as they were at TIME (RFC 3339 with milliseconds, or a
+    /// duration such as 15m ago): the newest snapshot before TIME plus every commit the
+    /// commit-log archive (`follow`) holds up to TIME. Refused (exit 7) when the archive does not
+    /// cover TIME; a group with no committed offset at TIME is named on stderr and not written.
+    #[arg(long, value_name = "TIME")]
+    pub at: Option<String>,
+    /// Only this group (repeatable). Default: every group of the snapshot except share groups
+    /// (whose start offsets are not consumer offsets); name a share group to export it (not
+    /// with --at: the commit log does not hold a share group's positions).
+    #[arg(long = "group", value_name = "GROUP")]
+    pub groups: Vec<String>,
+    /// Write to this file instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
 }

@@ -15,6 +15,8 @@ use crate::snapshot::model::{
 };
 use crate::snapshot::{self, Captured, Format, Manifest};
 use crate::store::Store;
+use clap::Args;
+use std::path::PathBuf;
 
 /// The file of an import, checked: its name, its rows by group, and the tags to store.
 pub struct ImportFile {
@@ -205,4 +207,32 @@ fn build(
         partial: vec![],
     };
     Captured::from_content(meta, *format, content, vec![])
+}
+
+/// Arguments of `import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The CSV file, as `kafka-consumer-groups --reset-offsets ... --export` writes it.
+    pub file: PathBuf,
+    /// The group of a `topic,partition,offset` file; for a `group,topic,partition,offset`
+    /// file, import only this group (repeatable).
+    #[arg(long = "group", value_name = "GROUP")]
+    pub groups: Vec<String>,
+    /// A label KEY=VALUE stored in the manifest (repeatable).
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    pub tags: Vec<String>,
+    /// File format of the offsets in the snapshot.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+/// The file, its groups and the tags of `import`, checked (no connection, no store).
+pub fn check_import(args: &ImportArgs) -> Result<ImportFile> {
+    let (name, by_group) = read(&args.file, &args.groups)?;
+    let tags = crate::config::parse_tags(&args.tags)?;
+    Ok(ImportFile {
+        name,
+        by_group,
+        tags,
+    })
 }

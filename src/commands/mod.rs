@@ -23,11 +23,13 @@
 
 pub mod apply;
 pub mod at;
+pub mod audit;
 pub mod diff;
 pub mod expiring;
 pub mod export;
 pub mod follow;
 pub mod guard;
+pub mod history;
 pub mod import;
 pub mod list;
 pub mod options;
@@ -36,6 +38,7 @@ pub mod reset;
 pub mod restore;
 pub mod serve;
 pub mod show;
+pub mod sign;
 pub mod snapshot;
 pub mod staging;
 pub mod verify;

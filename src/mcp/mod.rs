@@ -11,7 +11,7 @@
 //! `--output json` prints, and the audit trail records the change as the command line would,
 //! marked `via: mcp`.
 
-mod options;
+pub mod options;
 pub mod plans;
 pub mod runner;
 mod tools;

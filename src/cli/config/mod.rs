@@ -73,9 +73,6 @@ fn explicit_source(cmd: &clap::Command, matches: &ArgMatches, id: &str) -> Optio
 
 /// Reads the configuration file (if any) and fills in what neither a flag nor a variable gave.
 /// `strict`: a missing context is an error (`config list-contexts` and `use-context` pass false,
-
-/// Reads the configuration file (if any) and fills in what neither a flag nor a variable gave.
-/// `strict`: a missing context is an error (`config list-contexts` and `use-context` pass false,
 /// so a bad `current-context` can be fixed with them).
 pub fn apply(cli: &mut Cli, matches: &ArgMatches, strict: bool) -> Result<()> {
     let cmd = <Cli as clap::CommandFactory>::command();
