@@ -9,9 +9,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::plan::{self, Plan, PlanOptions};
+use super::request::Targets;
 pub use super::targets::ResetSpec;
 use super::targets::{scope_partitions, target, PartitionFacts, Scenario, Scope};
-use super::Targets;
 use crate::connect::ConnectClient;
 use crate::error::{Error, Result};
 use crate::kafka::{KafkaClient, OffsetQuery, TopicPartition};

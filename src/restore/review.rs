@@ -28,7 +28,7 @@ pub struct PlanRequest {
     pub connectors: Vec<String>,
     pub topics: Vec<String>,
     pub partitions: Vec<i32>,
-    pub on_out_of_range: super::OutOfRange,
+    pub on_out_of_range: super::options::OutOfRange,
     pub skip_missing: bool,
     #[serde(default)]
     pub allow_recreated_topics: bool,
