@@ -40,11 +40,6 @@ pub struct LiveView {
     pub translated: BTreeMap<(String, TopicPartition), (i64, String)>,
     /// `None` for a connector that does not exist now.
     pub connectors: BTreeMap<String, Option<LiveConnector>>,
-    /// Another cluster: per (group, partition here), the topic's name in the snapshot and how
-    /// its offset was translated (or why it was not).
-    pub carried: crate::mirror::Decisions,
-    /// Another cluster: what carrying did to each connector.
-    pub connector_notes: BTreeMap<String, Vec<String>>,
 }
 
 /// A connector as it is now.

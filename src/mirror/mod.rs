@@ -17,4 +17,4 @@ pub use checkpoints::{decode_checkpoint, decode_offset_sync, Checkpoint, OffsetS
 pub use decide::{Decision, Method, Translation, Used};
 pub use options::MirrorOptions;
 pub use topic_map::{MappedBy, Mapping, NotReplicated, ReplicationPolicy, TopicMap, TopicRule};
-pub use translate::{rename_group, Decisions, Mirror, Renamed};
+pub use translate::{rename_group, Carried, Decisions, Mirror, Renamed};

@@ -50,6 +50,17 @@ struct MirrorRecords {
 /// was translated (or why it was not).
 pub type Decisions = BTreeMap<(String, TopicPartition), (String, Decision)>;
 
+/// What carrying the snapshot onto another cluster gives a plan computed there, besides the live
+/// state: each partition's decision and what carrying did to each connector. Empty on the
+/// snapshot's own cluster.
+#[derive(Debug, Clone, Default)]
+pub struct Carried {
+    /// From [`Mirror::translate`].
+    pub decisions: Decisions,
+    /// From [`Mirror::carry_connectors`].
+    pub connector_notes: BTreeMap<String, Vec<String>>,
+}
+
 /// The groups as the target cluster names them (what the plan reads the cluster for), each
 /// partition's slot for its decision, and the partitions to translate.
 #[derive(Debug, Default)]

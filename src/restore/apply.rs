@@ -15,7 +15,7 @@ use super::connectors::{
 use super::ledger::{Ledger, Planning};
 use super::outcome::{Drift, Outcome, PartitionCheck, Phase, Status};
 use super::plan::{self, Action, Plan};
-use super::{RestoreRequest, Targets};
+use super::request::{RestoreRequest, Targets};
 use crate::connect::{ConnectClient, OffsetsAnswer};
 use crate::error::{exit, Error, Result};
 use crate::kafka::{GroupOffset, GroupType, KafkaClient};

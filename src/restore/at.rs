@@ -10,7 +10,8 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{RestoreRequest, Verified};
+use super::prepare::Verified;
+use super::request::RestoreRequest;
 use crate::diff::Filter;
 use crate::error::{Error, Result};
 use crate::log::at::{reconstruct_each, AtRequest};

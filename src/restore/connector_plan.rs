@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::options::PlanOptions;
 use crate::live::LiveView;
+use crate::mirror::Carried;
 use crate::snapshot::model::ConnectorSnapshot;
 
 /// One source-partition of a connector, restored through the Connect REST API.
@@ -58,6 +59,7 @@ pub struct ConnectorPlan {
 pub(super) fn plan_connector(
     c: &ConnectorSnapshot,
     live: &LiveView,
+    carried: &Carried,
     opts: &PlanOptions,
 ) -> ConnectorPlan {
     let now = live.connectors.get(&c.name).cloned().flatten();
@@ -83,7 +85,7 @@ pub(super) fn plan_connector(
         reset_all: false,
         blocked: None,
         problem: None,
-        notes: live
+        notes: carried
             .connector_notes
             .get(&c.name)
             .cloned()

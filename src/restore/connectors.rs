@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use super::outcome::{ConnectorOutcome, Outcome};
-use super::{RestoreRequest, Targets};
+use super::request::{RestoreRequest, Targets};
 use crate::connect::ConnectClient;
 use crate::error::{Error, Result};
 use crate::kafka::KafkaClient;

@@ -16,6 +16,7 @@ use super::review::{self, Moved};
 use crate::connect::ConnectClient;
 use crate::error::{Error, Result};
 use crate::kafka::KafkaClient;
+use crate::mirror::Carried;
 use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot};
 use crate::snapshot::repo::Opened;
 use crate::spool::Spool;
@@ -405,7 +406,7 @@ impl Planning<'_> {
         // translated from what was read.
         let renamed = self.mirror.map(|m| m.rename(groups)).transpose()?;
         let groups = renamed.as_ref().map_or(groups, |r| &r.groups[..]);
-        let (mut view, by_name) = crate::live::read(
+        let (view, by_name) = crate::live::read(
             self.kafka,
             self.clients,
             groups,
@@ -413,13 +414,21 @@ impl Planning<'_> {
             self.by_timestamp,
         )
         .await?;
+        let mut carried = Carried::default();
         if let (Some(m), Some(r)) = (self.mirror, &renamed) {
-            view.carried = m.translate(self.kafka, r, &view).await?;
+            carried.decisions = m.translate(self.kafka, r, &view).await?;
         }
         if let Some(m) = self.mirror.filter(|_| index == 0) {
-            view.connector_notes = m.connector_notes.clone();
+            carried.connector_notes = m.connector_notes.clone();
         }
-        let plan = plan::build(self.snapshot_id, groups, connectors, &view, self.options);
+        let plan = plan::build_carried(
+            self.snapshot_id,
+            groups,
+            connectors,
+            &view,
+            &carried,
+            self.options,
+        );
         Ok((plan, by_name))
     }
 

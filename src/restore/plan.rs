@@ -13,7 +13,7 @@ use super::connector_plan::plan_connector;
 pub use super::connector_plan::{ConnectorPlan, SourceOffsetPlan};
 pub use super::options::{OutOfRange, PlanOptions, Recreate};
 pub use crate::live::{LiveConnector, LiveGroup, LiveView};
-use crate::mirror::Decision;
+use crate::mirror::{Carried, Decision};
 
 /// The per-partition action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -180,6 +180,7 @@ fn plan_partition(
     group: &str,
     target_in: &crate::snapshot::model::PartitionOffset,
     live: &LiveView,
+    carried: &Carried,
     current: Option<i64>,
     opts: &PlanOptions,
 ) -> PartitionPlan {
@@ -202,8 +203,8 @@ fn plan_partition(
         source_topic: None,
         translation: None,
     };
-    let carried = live.carried.get(&(group.to_string(), tp.clone()));
-    if let Some((source, decision)) = carried {
+    let decision = carried.decisions.get(&(group.to_string(), tp.clone()));
+    if let Some((source, decision)) = decision {
         p.source_topic = (source != &tp.0).then(|| source.clone());
         p.translation = Some(decision.translation().clone());
     }
@@ -219,7 +220,7 @@ fn plan_partition(
             Action::TopicMissing => format!("topic {} does not exist on this cluster", tp.0),
             _ => format!("{}[{}] does not exist on this cluster", tp.0, tp.1),
         };
-        p.note = Some(match (&p.source_topic, carried.is_some()) {
+        p.note = Some(match (&p.source_topic, decision.is_some()) {
             (Some(source), _) => format!(
                 "{missing_here} (the snapshot's {source}, mapped); check --topic-map and --replication-policy"
             ),
@@ -230,7 +231,7 @@ fn plan_partition(
         });
         return p;
     }
-    if !retarget(&mut p, group, target_in, live, opts) {
+    if !retarget(&mut p, group, target_in, live, carried, opts) {
         return p;
     }
     if marks.log_start.is_none() || marks.log_end.is_none() {
@@ -271,11 +272,12 @@ fn retarget(
     group: &str,
     target_in: &crate::snapshot::model::PartitionOffset,
     live: &LiveView,
+    carried: &Carried,
     opts: &PlanOptions,
 ) -> bool {
     let topic = &target_in.topic;
-    if let Some((_, decision)) = live
-        .carried
+    if let Some((_, decision)) = carried
+        .decisions
         .get(&(group.to_string(), (topic.clone(), target_in.partition)))
     {
         // Another cluster: the old epoch belongs to the other log.
@@ -459,7 +461,8 @@ fn describe_members(members: &[Member]) -> String {
     }
 }
 
-/// Builds the plan for the (already filtered) snapshot groups and connectors.
+/// Builds the plan for the (already filtered) snapshot groups and connectors, on the snapshot's
+/// own cluster.
 pub fn build(
     snapshot_id: &str,
     groups: &[GroupSnapshot],
@@ -467,15 +470,35 @@ pub fn build(
     live: &LiveView,
     opts: &PlanOptions,
 ) -> Plan {
+    build_carried(
+        snapshot_id,
+        groups,
+        connectors,
+        live,
+        &Carried::default(),
+        opts,
+    )
+}
+
+/// Builds the plan for the (already filtered) snapshot groups and connectors, carried onto the
+/// cluster `live` was read from as `carried` says (empty: the snapshot's own cluster).
+pub fn build_carried(
+    snapshot_id: &str,
+    groups: &[GroupSnapshot],
+    connectors: &[ConnectorSnapshot],
+    live: &LiveView,
+    carried: &Carried,
+    opts: &PlanOptions,
+) -> Plan {
     let connector_plans: Vec<ConnectorPlan> = connectors
         .iter()
-        .map(|c| plan_connector(c, live, opts))
+        .map(|c| plan_connector(c, live, carried, opts))
         .collect();
     let mut problems = Vec::new();
     let group_plans: Vec<GroupPlan> = groups
         .iter()
         .map(|g| {
-            let plan = plan_group(g, live, opts, &connector_plans);
+            let plan = plan_group(g, live, carried, opts, &connector_plans);
             problems.extend(group_problems(&plan));
             plan
         })
@@ -504,6 +527,7 @@ pub fn build(
 fn plan_group(
     g: &GroupSnapshot,
     live: &LiveView,
+    carried: &Carried,
     opts: &PlanOptions,
     connector_plans: &[ConnectorPlan],
 ) -> GroupPlan {
@@ -517,7 +541,7 @@ fn plan_group(
             offsets: BTreeMap::new(),
             share_lag: BTreeMap::new(),
         });
-    let partitions = group_partitions(g, &lg, live, opts);
+    let partitions = group_partitions(g, &lg, live, carried, opts);
     GroupPlan {
         group_id: g.group_id.clone(),
         group_type: g.group_type,
@@ -536,6 +560,7 @@ fn group_partitions(
     g: &GroupSnapshot,
     lg: &LiveGroup,
     live: &LiveView,
+    carried: &Carried,
     opts: &PlanOptions,
 ) -> Vec<PartitionPlan> {
     let mut partitions: Vec<PartitionPlan> = g
@@ -543,7 +568,7 @@ fn group_partitions(
         .iter()
         .map(|t| {
             let current = lg.offsets.get(&(t.topic.clone(), t.partition)).copied();
-            plan_partition(&g.group_id, t, live, current, opts)
+            plan_partition(&g.group_id, t, live, carried, current, opts)
         })
         .collect();
     let in_snapshot: BTreeSet<TopicPartition> = g

@@ -8,37 +8,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-
 use super::plan::{self, Plan, PlanOptions};
+use super::request::Targets;
+pub use super::targets::ResetSpec;
 use super::targets::{scope_partitions, target, PartitionFacts, Scenario, Scope};
-use super::Targets;
 use crate::connect::ConnectClient;
 use crate::error::{Error, Result};
 use crate::kafka::{KafkaClient, OffsetQuery, TopicPartition};
-use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot, PartitionOffset, Selection};
+use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot, PartitionOffset};
 use crate::snapshot::{capture, CaptureOptions};
-
-/// What a reset is asked to do. Serializable: a plan file records it, and `--from-plan` plans
-/// again from it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ResetSpec {
-    pub selection: Selection,
-    pub scope: Scope,
-    pub scenario: Scenario,
-    /// `--from-file` with a connector's own JSON (`GET /connectors/NAME/offsets`): the source
-    /// offsets to set, for the one source connector selected.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source_offsets: Option<Vec<Value>>,
-}
-
-impl ResetSpec {
-    /// The label of the plan (where a restore names its snapshot).
-    pub fn label(&self) -> String {
-        format!("reset {}", self.scenario.describe())
-    }
-}
 
 /// A planned reset: what execute applies, and what the plan should say besides.
 #[derive(Debug, Clone)]
@@ -469,6 +447,7 @@ mod tests {
     use super::*;
     use crate::kafka::{GroupState, GroupType, Watermarks};
     use crate::live::LiveGroup;
+    use crate::snapshot::model::Selection;
 
     fn group(id: &str, t: GroupType, parts: &[(&str, i32)]) -> GroupSnapshot {
         let base = GroupSnapshot {

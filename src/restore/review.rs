@@ -28,7 +28,7 @@ pub struct PlanRequest {
     pub connectors: Vec<String>,
     pub topics: Vec<String>,
     pub partitions: Vec<i32>,
-    pub on_out_of_range: super::OutOfRange,
+    pub on_out_of_range: super::options::OutOfRange,
     pub skip_missing: bool,
     #[serde(default)]
     pub allow_recreated_topics: bool,
@@ -68,7 +68,7 @@ pub struct PlanBody {
     /// A reset's plan (format 1.1): what it was asked to do, so `reset --from-plan` can plan
     /// again from it. `None` for a restore's plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reset: Option<super::reset::ResetSpec>,
+    pub reset: Option<super::targets::ResetSpec>,
 }
 
 impl PlanBody {
@@ -78,7 +78,7 @@ impl PlanBody {
         bootstrap: &str,
         request: PlanRequest,
         plan: Plan,
-        reset: Option<super::reset::ResetSpec>,
+        reset: Option<super::targets::ResetSpec>,
     ) -> Self {
         PlanBody {
             kind: PLAN_KIND.into(),

@@ -1,7 +1,7 @@
 //! Connector secrets kept encrypted in a snapshot (`connectors.secrets.age`): with an identity,
 //! a restore that may create connectors again uses the full configs instead of the redacted ones.
 
-use super::RestoreRequest;
+use super::request::RestoreRequest;
 use crate::error::{Error, Result};
 use crate::snapshot::manifest::Manifest;
 use crate::snapshot::model::ConnectorSnapshot;

@@ -1,6 +1,6 @@
 //! Reset scenarios: kafka-consumer-groups' `--reset-offsets` options turned into target offsets.
 //! Pure: the scenario, the partitions in scope and what the cluster says about each in, the
-//! targets out. The plan, the safety checks and the apply are restore's (see `super::reset`).
+//! targets out. [`ResetSpec`] is what a reset is asked to do (a plan file records it). The plan, the safety checks and the apply are restore's (see `super::reset`).
 //!
 //! The targets are those of kafka-consumer-groups before it clamps: a target outside the log is
 //! kept as it is, so the plan reports it (and refuses it unless `--on-out-of-range clamp`).
@@ -9,9 +9,11 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Local, NaiveDateTime, TimeZone, Utc};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::kafka::{GroupType, TopicPartition, Watermarks};
+use crate::snapshot::model::Selection;
 
 /// Where the reset moves each partition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -160,6 +162,26 @@ pub enum Scope {
     Topics(Vec<(String, Option<Vec<i32>>)>),
     /// The partitions the `--from-file` file names for the group.
     File,
+}
+
+/// What a reset is asked to do. Serializable: a plan file records it, and `--from-plan` plans
+/// again from it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResetSpec {
+    pub selection: Selection,
+    pub scope: Scope,
+    pub scenario: Scenario,
+    /// `--from-file` with a connector's own JSON (`GET /connectors/NAME/offsets`): the source
+    /// offsets to set, for the one source connector selected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_offsets: Option<Vec<Value>>,
+}
+
+impl ResetSpec {
+    /// The label of the plan (where a restore names its snapshot).
+    pub fn label(&self) -> String {
+        format!("reset {}", self.scenario.describe())
+    }
 }
 
 /// Parses `--topic T` or `--topic T:0,2` (kafka-consumer-groups' form).

@@ -5,7 +5,7 @@
 //! interrupted therefore leaves, at worst, snapshots without a manifest: incomplete, never
 //! offered for restore, and removed by a later prune once older than the grace period. A
 //! manifest whose deletion failed keeps its files. A group of which the policy keeps nothing is
-//! refused whole (see [`plan::refusal`]) unless emptying it was allowed.
+//! refused whole (see [`policy::refusal`]) unless emptying it was allowed.
 //!
 //! With `--keep-log`, the commit-log archive is pruned too ([`log`]): segments the kept window
 //! does not need, the index manifest first and then the data file (an interruption leaves an
@@ -21,8 +21,8 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
-pub use plan::{build, parse_group_by, refusal, GroupBy, LeftoverAction, PlannedGroup, PrunePlan};
-pub use policy::{Count, Policy, Span};
+pub use plan::{build, parse_group_by, GroupBy, LeftoverAction, PlannedGroup, PrunePlan};
+pub use policy::{refusal, Count, Policy, Span};
 
 use crate::error::Result;
 use crate::log::applies::{ApplyRecord, APPLIES};

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
-use super::policy::{apply, Candidate, Decision, Policy};
+use super::policy::{apply, refusal, Candidate, Decision, Policy};
 use crate::error::{Error, Result};
 use crate::snapshot::manifest::{parse_id, Manifest, MANIFEST_FILE};
 use crate::snapshot::repo::Listed;
@@ -91,18 +91,6 @@ impl PlannedGroup {
             .iter()
             .filter(|d| !d.keep && self.refused.is_none())
     }
-}
-
-/// Why a group must not be pruned as decided, if it must not: the policy keeps none of its
-/// snapshots, and emptying a group was not allowed. Pure.
-pub fn refusal(decisions: &[Decision], allow_empty_group: bool) -> Option<String> {
-    if allow_empty_group || decisions.is_empty() || decisions.iter().any(|d| d.keep) {
-        return None;
-    }
-    Some(format!(
-        "the policy keeps none of the {} snapshot(s) of this group: refusing to delete the last snapshot of a group. Check the --keep-* options (a mistyped --keep-tag keeps nothing); pass --allow-empty-group if emptying it is intended",
-        decisions.len()
-    ))
 }
 
 /// What happens to a snapshot folder without a readable manifest.
@@ -444,31 +432,6 @@ mod tests {
             "{why}"
         );
         assert_eq!(plan.summary.refused_snapshots, 2);
-    }
-
-    #[test]
-    fn refusal_needs_a_group_with_nothing_kept() {
-        let d = |keep: bool| Decision {
-            id: "x".into(),
-            time: at(1, 0),
-            keep,
-            reasons: if keep { vec!["last".into()] } else { vec![] },
-        };
-        // (decisions, allow_empty_group, refused?)
-        let cases = [
-            (vec![], false, false),
-            (vec![d(false)], false, true),
-            (vec![d(false), d(false)], false, true),
-            (vec![d(false), d(true)], false, false),
-            (vec![d(false), d(false)], true, false),
-        ];
-        for (decisions, allow, want) in cases {
-            assert_eq!(
-                refusal(&decisions, allow).is_some(),
-                want,
-                "{decisions:?} {allow}"
-            );
-        }
     }
 
     #[test]

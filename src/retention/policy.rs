@@ -435,6 +435,18 @@ pub fn apply(snapshots: &[Candidate], policy: &Policy, now: DateTime<Utc>) -> Ve
     out
 }
 
+/// Why a group must not be pruned as decided, if it must not: the policy keeps none of its
+/// snapshots, and emptying a group was not allowed. Pure.
+pub fn refusal(decisions: &[Decision], allow_empty_group: bool) -> Option<String> {
+    if allow_empty_group || decisions.is_empty() || decisions.iter().any(|d| d.keep) {
+        return None;
+    }
+    Some(format!(
+        "the policy keeps none of the {} snapshot(s) of this group: refusing to delete the last snapshot of a group. Check the --keep-* options (a mistyped --keep-tag keeps nothing); pass --allow-empty-group if emptying it is intended",
+        decisions.len()
+    ))
+}
+
 #[cfg(test)]
 #[path = "policy_tests.rs"]
 mod tests;

@@ -99,12 +99,37 @@ fn golden_cases_keep_exactly_the_expected_snapshots() {
             path.display()
         );
         assert_eq!(
-            super::super::plan::refusal(&decisions, false).is_some(),
+            refusal(&decisions, false).is_some(),
             f.refused,
             "{}: refused",
             path.display()
         );
-        assert!(super::super::plan::refusal(&decisions, true).is_none());
+        assert!(refusal(&decisions, true).is_none());
+    }
+}
+
+#[test]
+fn refusal_needs_a_group_with_nothing_kept() {
+    let d = |keep: bool| Decision {
+        id: "x".into(),
+        time: t("2027-01-01T00:00:00Z"),
+        keep,
+        reasons: if keep { vec!["last".into()] } else { vec![] },
+    };
+    // (decisions, allow_empty_group, refused?)
+    let cases = [
+        (vec![], false, false),
+        (vec![d(false)], false, true),
+        (vec![d(false), d(false)], false, true),
+        (vec![d(false), d(true)], false, false),
+        (vec![d(false), d(false)], true, false),
+    ];
+    for (decisions, allow, want) in cases {
+        assert_eq!(
+            refusal(&decisions, allow).is_some(),
+            want,
+            "{decisions:?} {allow}"
+        );
     }
 }
 

@@ -319,4 +319,4 @@ fn differences(r: &ConnectorSnapshot, f: &ConnectorSnapshot) -> Vec<String> {
 
 #[cfg(test)]
 #[path = "secrets_tests.rs"]
-mod tests;
+pub(crate) mod tests;

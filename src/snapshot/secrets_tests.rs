@@ -2,14 +2,10 @@ use std::collections::BTreeMap;
 
 use super::*;
 use crate::error::exit;
-use crate::snapshot::capture::Captured;
-use crate::snapshot::manifest::{sha256_hex, Format};
-use crate::snapshot::model::{SnapshotContent, SnapshotMeta};
-use crate::store::Store;
 
-const SECRET: &str = "s3cr3t-Hunter2-value";
+pub(crate) const SECRET: &str = "s3cr3t-Hunter2-value";
 
-fn full_connector(name: &str) -> ConnectorSnapshot {
+pub(crate) fn full_connector(name: &str) -> ConnectorSnapshot {
     ConnectorSnapshot {
         name: name.into(),
         connect_url: "http://connect:8083".into(),
@@ -32,13 +28,13 @@ fn full_connector(name: &str) -> ConnectorSnapshot {
     }
 }
 
-fn key() -> (age::x25519::Identity, Recipients) {
+pub(crate) fn key() -> (age::x25519::Identity, Recipients) {
     let id = age::x25519::Identity::generate();
     let r = Recipients::parse(&[id.to_public().to_string()], "test").unwrap();
     (id, r)
 }
 
-fn identities(ids: &[&age::x25519::Identity]) -> Identities {
+pub(crate) fn identities(ids: &[&age::x25519::Identity]) -> Identities {
     let text: String = ids
         .iter()
         .map(|i| {
@@ -228,153 +224,3 @@ fn decrypted_connectors_must_match_the_redacted_ones() {
         assert!(!problem.contains(SECRET));
     }
 }
-
-/// Every file under `dir`, with its path.
-fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(files_under(&path));
-        } else {
-            let bytes = std::fs::read(&path).unwrap();
-            out.push((path, bytes));
-        }
-    }
-    out
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
-}
-
-#[tokio::test]
-async fn an_encrypted_snapshot_holds_no_secret_nor_its_digest_in_clear() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(
-        dir.path().to_str().unwrap(),
-        std::time::Duration::from_secs(5),
-    )
-    .unwrap();
-    let (id, r) = key();
-    let full = vec![full_connector("a")];
-    let content = SnapshotContent {
-        groups: vec![],
-        connectors: full.iter().map(redacted).collect(),
-    };
-    let meta = SnapshotMeta {
-        created_at: chrono::Utc::now().trunc_subsecs(3),
-        cluster_id: "c".into(),
-        ..Default::default()
-    };
-    let captured = Captured::from_content(meta, Format::Json, content, vec![])
-        .unwrap()
-        .with_encrypted_secrets(r.clone(), full.clone())
-        .unwrap();
-    let manifest = crate::snapshot::write(&store, &captured).await.unwrap();
-    assert_eq!(
-        manifest.format_version,
-        crate::snapshot::model::FORMAT_VERSION
-    );
-    let listed = manifest.file(SECRETS_FILE).expect("listed in the manifest");
-    assert!(listed.size > 0 && listed.sha256.len() == 64);
-    assert_eq!(
-        manifest
-            .encrypted_secrets
-            .as_ref()
-            .map(|s| s.recipients.clone()),
-        Some(r.keys())
-    );
-    assert_eq!(
-        manifest.expected_id(),
-        manifest.meta.id,
-        "the recipients are sealed"
-    );
-
-    let files = files_under(dir.path());
-    assert_eq!(
-        files.len(),
-        4,
-        "offsets, connectors, secrets, manifest: {files:?}"
-    );
-    let config_json = serde_json::to_vec(&full[0].config).unwrap();
-    let needles: Vec<(&str, Vec<u8>)> = vec![
-        ("the secret", SECRET.as_bytes().to_vec()),
-        ("its SHA-256", sha256_hex(SECRET.as_bytes()).into_bytes()),
-        (
-            "the full config's SHA-256",
-            sha256_hex(&config_json).into_bytes(),
-        ),
-    ];
-    for (path, bytes) in &files {
-        for (what, needle) in &needles {
-            assert!(!contains(bytes, needle), "{what} in {}", path.display());
-        }
-    }
-
-    // It verifies without the identity like any snapshot, and the identity opens the file.
-    let opened = crate::snapshot::repo::open_verified(&store, &manifest)
-        .await
-        .unwrap();
-    assert_eq!(opened.connectors[0].config["db.password"], "<redacted>");
-    let bytes = crate::snapshot::repo::read_listed(&store, &manifest, SECRETS_FILE)
-        .await
-        .unwrap();
-    let ids = (manifest.meta.id.as_str(), manifest.content_sha256.as_str());
-    let back = decrypt(&identities(&[&id]), ids, "f", &bytes).unwrap();
-    assert_eq!(back, full);
-    assert!(mismatches(&opened.connectors, &back).is_empty());
-
-    // A changed encrypted file is caught by the manifest, without the identity.
-    let (path, mut bytes) = files
-        .into_iter()
-        .find(|(p, _)| p.ends_with(SECRETS_FILE))
-        .unwrap();
-    let last = bytes.len() - 1;
-    bytes[last] ^= 0x01;
-    std::fs::write(&path, &bytes).unwrap();
-    let (_, problems) = crate::snapshot::repo::check(&store, &manifest).await;
-    assert!(
-        problems
-            .iter()
-            .any(|p| p.starts_with(SECRETS_FILE) && p.contains("SHA-256")),
-        "{problems:?}"
-    );
-    let err = crate::snapshot::repo::read_listed(&store, &manifest, SECRETS_FILE)
-        .await
-        .unwrap_err();
-    assert_eq!(err.exit_code(), exit::INTEGRITY);
-    // Another file encrypted to the same public key (age does not say who encrypted), with its
-    // digest put into the manifest: the sealed digest, and so the id, catch it.
-    let mut forged = full.clone();
-    forged[0]
-        .config
-        .insert("db.password".into(), "attacker".into());
-    let other = encrypt(&r, &manifest.content_sha256, &forged).unwrap();
-    std::fs::write(&path, &other).unwrap();
-    let mut edited = manifest.clone();
-    let entry = edited
-        .files
-        .iter_mut()
-        .find(|f| f.name == SECRETS_FILE)
-        .unwrap();
-    entry.size = other.len() as u64;
-    entry.sha256 = sha256_hex(&other);
-    let (_, problems) = crate::snapshot::repo::check(&store, &edited).await;
-    assert!(
-        problems
-            .iter()
-            .any(|p| p.contains("sealed encrypted_secrets")),
-        "{problems:?}"
-    );
-    if let Some(s) = edited.encrypted_secrets.as_mut() {
-        s.sha256 = sha256_hex(&other);
-    }
-    let (_, problems) = crate::snapshot::repo::check(&store, &edited).await;
-    assert!(
-        problems.iter().any(|p| p.contains("does not match the id")),
-        "{problems:?}"
-    );
-}
-
-use chrono::SubsecRound;
