@@ -14,23 +14,6 @@ use crate::error::{exit, Error, Result};
 use crate::store::Store;
 use crate::timeutil::parse_time;
 
-pub(super) const EXAMPLES: &str = "\
-Examples:
-  # Everything changed or refused in the last day
-  offset-vault audit --since 24h
-
-  # One group's restores and resets, as JSON (the events as stored, CloudEvents 1.0)
-  offset-vault audit --since 2026-12-01 --group billing --output json
-
-  # Send the last week's events to a SIEM topic
-  offset-vault audit --since 7d --to-kafka security.audit
-
-What is recorded: one event per restore or reset --execute (refusals too), prune --execute,
-import, guard, and gap follow records in the commit-log archive. A command writes an opened
-marker (audit/open/ID.json) before it changes anything; a marker without its event is listed
-as unfinished: the process ended before it wrote its outcome. --audit required (the default)
-makes a command fail before any change when the marker cannot be written.";
-
 /// The auditor of this run over `store`: the command line, `--audit`, and `--audit-topic`.
 pub(super) fn auditor(cli: &Cli, store: Store) -> Result<Auditor> {
     let g = &cli.global;

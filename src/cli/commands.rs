@@ -174,30 +174,6 @@ async fn cmd_show(cli: &Cli, args: &ShowArgs) -> Result<i32> {
     Ok(exit::OK)
 }
 
-/// A group as `show` prints it with `--topic-map`/`--replication-policy`: each topic another
-/// cluster names otherwise as `NAME (snapshot: OLD)`.
-pub(super) fn shown_names(
-    map: Option<&crate::mirror::TopicMap>,
-    mut g: crate::snapshot::GroupSnapshot,
-) -> crate::snapshot::GroupSnapshot {
-    if let Some(map) = map {
-        for p in g.partitions.iter_mut() {
-            if let Some(name) = mapped(map, &p.topic) {
-                p.topic = format!("{name} (snapshot: {})", p.topic);
-            }
-        }
-    }
-    g
-}
-
-/// The name another cluster gives `topic`, when it differs.
-fn mapped(map: &crate::mirror::TopicMap, topic: &str) -> Option<String> {
-    match map.map(topic) {
-        Ok(crate::mirror::Mapping::Replicated { topic: name, .. }) if name != topic => Some(name),
-        _ => None,
-    }
-}
-
 /// `show --output json`, written as the groups are read. With a topic map, a partition whose
 /// topic another cluster names otherwise has that name as `topic` and the snapshot's as
 /// `source_topic`.
@@ -216,7 +192,11 @@ fn print_show_json(opened: &repo::Opened, map: Option<&crate::mirror::TopicMap>)
     let as_json = |g: crate::snapshot::GroupSnapshot| -> Result<serde_json::Value> {
         let mut names = Vec::new();
         if let Some(map) = map {
-            names = g.partitions.iter().map(|p| mapped(map, &p.topic)).collect();
+            names = g
+                .partitions
+                .iter()
+                .map(|p| output::mapped(map, &p.topic))
+                .collect();
         }
         let mut v =
             serde_json::to_value(&g).map_err(|e| crate::error::Error::Internal(e.to_string()))?;

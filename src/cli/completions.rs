@@ -4,27 +4,11 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use clap::{Args, CommandFactory};
+use clap::CommandFactory;
 
+use super::args::{CompletionsArgs, ManArgs};
 use super::Cli;
 use crate::error::{exit, Error, Result};
-
-/// Arguments of `completions`.
-#[derive(Debug, Args)]
-pub struct CompletionsArgs {
-    /// The shell to complete for.
-    #[arg(value_enum)]
-    pub shell: clap_complete::Shell,
-}
-
-/// Arguments of `man`.
-#[derive(Debug, Args)]
-pub struct ManArgs {
-    /// Write offset-vault.1 and one offset-vault-COMMAND.1 per command into DIR, instead of the
-    /// main page on stdout.
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
-}
 
 fn write_stdout(bytes: &[u8]) -> Result<i32> {
     let mut out = std::io::stdout().lock();

@@ -24,30 +24,6 @@ pub async fn cmd_import(cli: &Cli, args: &ImportArgs) -> Result<i32> {
     result
 }
 
-pub(super) const EXPORT_EXAMPLES: &str = "\
-Examples:
-  # One group: topic,partition,offset, as kafka-consumer-groups --from-file reads it
-  offset-vault export 20261201T0930 --group billing --file billing.csv
-  kafka-consumer-groups --bootstrap-server kafka:9092 --group billing --all-topics \\
-      --reset-offsets --from-file billing.csv --execute
-
-  # Several groups: group,topic,partition,offset, on standard output
-  offset-vault export 20261201T0930 > offsets.csv
-
-  # The offsets exactly as they were at an instant (snapshot + commit-log archive)
-  offset-vault export --at 2026-12-03T10:03:17.250Z --group billing --file billing.csv";
-
-pub(super) const IMPORT_EXAMPLES: &str = "\
-Examples:
-  # A file exported by kafka-consumer-groups for one group
-  kafka-consumer-groups --bootstrap-server kafka:9092 --group billing --all-topics \\
-      --reset-offsets --to-current --export --dry-run > billing.csv
-  offset-vault import billing.csv --group billing --tag source=runbook
-
-  # Several groups in one file, with a tag; restore it later by its id (restore ID --execute):
-  # --latest never picks an import
-  offset-vault import all-groups.csv --tag source=runbook";
-
 pub async fn export(cli: &Cli, args: &ExportArgs) -> Result<i32> {
     let id = match (&args.id, &args.at) {
         (_, Some(at)) => return export_at(cli, args, at).await,

@@ -18,23 +18,6 @@ use crate::diff::{Filter, PartitionDiff};
 use crate::error::{Error, Result};
 use crate::snapshot::choose::Eligible;
 
-pub(super) const DIFF_EXAMPLES: &str = "\
-Examples:
-  # What moved between two snapshots (ids or unique prefixes; the first is the old side)
-  offset-vault diff 20261201T0930 20261201T1030
-
-  # What moved since the newest snapshot, for one connector; 1 if anything did
-  offset-vault diff --latest --live --connector orders-sink --exit-code
-
-  # Since an hour ago, every partition listed, as JSON
-  offset-vault diff --before 1h --latest --all --output json
-
-  # The offsets exactly as they were at an instant against now; or two instants
-  offset-vault diff --at 2026-12-03T10:03:17.250Z --live --group billing
-  offset-vault diff --at 2h --at 1h --group billing
-
-With --exit-code: 0 when there are no differences, 1 when there are (other exit codes: offset-vault --help).";
-
 pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
     let now = Utc::now();
     let filter = Filter {

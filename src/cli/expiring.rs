@@ -13,26 +13,6 @@ use crate::error::{exit, Result};
 use crate::expiry::{self, ExpiryReport};
 use crate::kafka::KafkaClient;
 
-pub const EXAMPLES: &str = "\
-Every Empty group whose first committed offset the broker removes within the margin
-(offsets.retention.minutes after the group became Empty, or after the offset's commit for
-groups that only commit) is listed and snapshotted, tagged expiry-guard=true. Without a
-selection, every group of the cluster is checked. Exit 0 whether or not groups are found;
-scripts read --output json (groups, snapshot_id). Each group comes with the command that
-brings its offsets back once the broker expired them: restore --group G --latest --execute
-(from this snapshot), or restore --group G --at TIME --execute when the store holds a
-commit-log archive (follow) that covers the group's newest commit.
-
-Examples:
-  # Which idle groups lose their offsets within a day? Snapshot them.
-  offset-vault -b kafka:9092 --store s3://backups/offsets expiring
-
-  # A week ahead, only the billing groups, without a snapshot
-  offset-vault expiring --group-pattern 'billing-.*' --expiry-margin 7d --no-snapshot
-
-  # For a cron job: JSON, with a tag on the snapshot
-  offset-vault expiring --tag env=prod --output json";
-
 pub async fn cmd_expiring(cli: &Cli, args: &ExpiringArgs) -> Result<i32> {
     use crate::serve::metrics::{one_shot_textfile, Outcome};
     let started = std::time::Instant::now();

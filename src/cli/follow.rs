@@ -14,39 +14,6 @@ use crate::kafka::KafkaClient;
 use crate::log::follow::{follow, Followed, NO_COMMIT_YET};
 use crate::serve::metrics::{self, one_shot_textfile, Outcome};
 
-pub(super) const EXAMPLES: &str = "\
-Examples:
-  # Keep archiving every commit (a Deployment or a systemd service); SIGTERM seals and exits 0
-  offset-vault --store s3://backups/offsets follow
-
-  # Archive every commit written since the last run, then exit (a CronJob or a timer)
-  offset-vault --store s3://backups/offsets follow --once
-
-  # Two or more followers with one --group-id split the partitions between them
-  offset-vault --store s3://backups/offsets follow --group-id offset-vault-follower
-
-  # Also archive Kafka Connect's offsets topic (source connectors' positions)
-  offset-vault --store s3://backups/offsets --connect-url http://connect:8083 \
-    follow --connect-offsets-topic connect-offsets
-
-The follower reads __consumer_offsets with read_committed (aborted transactional commits never
-appear). Each partition starts where the archive of it ends (the log start on the first run,
-recorded with a base snapshot of the groups); a segment is sealed when its oldest record has
-waited --segment-interval: log/date=YYYY-MM-DD/partition=NN/<start>-<next>-<sha>.parquet, then
-its index entry log/index/partition=NN/<start>.json, then the group's position is committed. A
-follower killed at any point resumes with no gap and no duplicate. Where the log no longer holds
-the archive's end, the skipped offsets are recorded as a gap, a restore into which is refused.
-It needs DESCRIBE and READ on the topic __consumer_offsets and READ on its group.
-
-On a new cluster where no group has committed yet, __consumer_offsets does not exist (the broker
-creates it at the first commit): the follower waits for it and then archives as usual; with
---once it says so, archives nothing and exits 0.
-
-With --connect-offsets-topic, a second consumer (group <GROUP>.connect) archives Connect's offsets
-topic the same way under connect-log/, so `restore --at` also puts source connectors back to
-their position at the instant; it needs DESCRIBE and READ on that topic and READ on that group.
-Connect's REST API does not say the topic's name: it is the workers' offset.storage.topic.";
-
 /// Sets `stop` on SIGTERM or Ctrl-C.
 fn stop_on_signal(stop: Arc<AtomicBool>) {
     tokio::spawn(async move {

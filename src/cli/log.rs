@@ -13,22 +13,6 @@ use crate::log::history::{history, Change, History, HistoryFilter};
 use crate::log::plot::{self as history_plot, PlotTarget};
 use crate::timeutil::parse_time;
 
-pub(super) const HISTORY_EXAMPLES: &str = "\
-Examples:
-  offset-vault history connect-orders-sink
-  offset-vault history billing --topic invoices --partition 3 --since 2h
-  offset-vault history billing --csv > billing-history.csv
-  offset-vault history billing --since 1d --plot billing.svg
-
-Kinds: commit; rewind (the offset moved backwards and no restore or reset of offset-vault
-explains it: flagged with ! in the table, \"flagged\": true in JSON, and counted in a warning on
-stderr); restore (committed by offset-vault restore or reset, as its record in the store says);
-deletion (a tombstone: the log writes the same record when an offset is deleted and when it
-expires, so the two are not told apart); group-deleted.
-
---plot FILE draws each partition's committed offset over time (.svg or .png, by the
-extension), with rewinds, restores and deletions marked; the table, JSON or CSV is printed too.";
-
 fn millis(t: &str) -> Result<i64> {
     Ok(parse_time(t, Utc::now())?.timestamp_millis())
 }

@@ -5,16 +5,6 @@ use crate::error::{Error, Result};
 use crate::mcp::options::McpArgs;
 use crate::mcp::{Options, Runner};
 
-pub const EXAMPLES: &str = "Examples:
-  # For an MCP client that starts servers over stdio (read and plan only)
-  offset-vault --context prod mcp
-
-  # Also offer apply_plan (each plan confirmed by the person where the client can ask)
-  offset-vault --context prod mcp --allow-apply --require-approvals 1
-
-  # Streamable HTTP on the loopback interface
-  offset-vault mcp --listen 127.0.0.1:8765";
-
 pub async fn cmd_mcp(cli: &Cli, args: &McpArgs) -> Result<i32> {
     let exe = std::env::current_exe()
         .map_err(|e| Error::Internal(format!("cannot find this program's path: {e}")))?;

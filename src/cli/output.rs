@@ -265,7 +265,7 @@ fn print_group_rows(
 ) -> crate::error::Result<()> {
     let mut widths = SHOW_HEADERS.map(str::len);
     opened.for_each_group(&mut |g| {
-        let g = super::commands::shown_names(map, g);
+        let g = shown_names(map, g);
         for row in show_rows(&g) {
             for (w, cell) in widths.iter_mut().zip(&row) {
                 *w = (*w).max(cell.chars().count());
@@ -283,7 +283,7 @@ fn print_group_rows(
     )
     .map_err(io)?;
     opened.for_each_group(&mut |g| {
-        let g = super::commands::shown_names(map, g);
+        let g = shown_names(map, g);
         for row in show_rows(&g) {
             writeln!(out, "{}", show_line(&widths, &row)).map_err(io)?;
         }
@@ -413,5 +413,29 @@ fn write_spliced(
             out.write_all(text.replace('\n', &format!("\n{}", pad(depth))).as_bytes())
                 .map_err(io_err)
         }
+    }
+}
+
+/// A group as `show` prints it with `--topic-map`/`--replication-policy`: each topic another
+/// cluster names otherwise as `NAME (snapshot: OLD)`.
+pub(super) fn shown_names(
+    map: Option<&crate::mirror::TopicMap>,
+    mut g: crate::snapshot::GroupSnapshot,
+) -> crate::snapshot::GroupSnapshot {
+    if let Some(map) = map {
+        for p in g.partitions.iter_mut() {
+            if let Some(name) = mapped(map, &p.topic) {
+                p.topic = format!("{name} (snapshot: {})", p.topic);
+            }
+        }
+    }
+    g
+}
+
+/// The name another cluster gives `topic`, when it differs.
+pub(super) fn mapped(map: &crate::mirror::TopicMap, topic: &str) -> Option<String> {
+    match map.map(topic) {
+        Ok(crate::mirror::Mapping::Replicated { topic: name, .. }) if name != topic => Some(name),
+        _ => None,
     }
 }

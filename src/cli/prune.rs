@@ -15,25 +15,6 @@ use crate::retention::log::{LogPlan, OrphanAction};
 use crate::retention::{self, LeftoverAction, PlannedGroup, PrunePlan};
 use crate::serve::metrics::{one_shot_textfile, Outcome};
 
-pub(super) const PRUNE_EXAMPLES: &str = "\
-Examples:
-  # What a policy would delete (a dry run)
-  offset-vault prune --keep-hourly 48 --keep-daily 30 --keep-monthly 12
-
-  # Delete; keep every snapshot of the last two days and those tagged release=yes
-  offset-vault prune --keep-within 2d --keep-daily 14 --keep-tag release=yes --execute
-
-  # One policy over all snapshots of a cluster, whatever they selected
-  offset-vault prune --keep-last 100 --group-by cluster --execute
-
-The rules are those of restic forget: counts are of periods that hold a snapshot, counted
-from the newest; weeks are ISO weeks; --keep-within is measured from the newest snapshot;
-an unused count also keeps the oldest snapshot. Incomplete snapshots (no manifest) older than
---incomplete-older-than are removed too. With no --keep-* option, prune refuses (exit 2).
-A group of which the policy would keep nothing (a mistyped --keep-tag, say) is refused: none
-of its snapshots is deleted, the other groups are pruned, and prune exits 15, in the dry run
-too. --allow-empty-group lets such a group be emptied.";
-
 pub async fn run(cli: &Cli, args: &PruneArgs) -> Result<i32> {
     let started = std::time::Instant::now();
     // Bad input is refused before the trail is opened.

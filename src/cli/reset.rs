@@ -22,34 +22,6 @@ use crate::restore::reset::{PreparedReset, ResetSpec};
 use crate::restore::review::PlanFile;
 use crate::store::Store;
 
-pub(super) const EXAMPLES: &str = "\
-Examples:
-  # Reprocess: a sink connector from the first record it can still read (a dry run: the plan)
-  offset-vault reset --connector orders-sink --all-topics --to-earliest
-
-  # ... and do it: stop it, snapshot, reset, read back, resume it
-  offset-vault reset --connector orders-sink --all-topics --to-earliest --stop-connectors --execute
-
-  # Skip a record a sink task keeps failing on (one partition)
-  offset-vault reset --connector orders-sink --topic orders:3 --shift-by 1 --stop-connectors --execute
-
-  # Roll a consumer group back to a time (first record at or after it)
-  offset-vault reset --group billing --topic invoices --to-datetime 2026-12-01T10:00:00.000Z --execute
-
-  # A source connector starts again from the beginning of its source (DELETE .../offsets)
-  offset-vault reset --connector files-source --to-earliest --stop-connectors --execute
-
-  # Rehearse a reset on staging: targets computed on production (only read), carried to
-  # staging's copies of the topics and applied there; prints the command for production
-  offset-vault -b prod:9092 reset --group billing --topic invoices --to-datetime 2026-12-01T10:00:00Z \\
-      --rehearse-on staging --replication-policy default:prod
-
-The scenarios are kafka-consumer-groups --reset-offsets' (same names and value formats), but a
-target outside the log is refused (exit 7) unless --on-out-of-range clamp. --to-datetime means the
-first record whose timestamp is at or after TIME; it is not the committed position at TIME (that
-is what offset-vault restore --at TIME puts back, from the commit-log archive of follow). Before the first change a
-snapshot of kind pre-reset is written; its id is printed, and restoring it undoes the reset.";
-
 /// Runs `reset`. With `--output json`, every outcome, failures before the apply included, is
 /// one JSON document on stdout.
 pub async fn cmd_reset(cli: &Cli, args: &ResetArgs) -> Result<i32> {

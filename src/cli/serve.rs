@@ -10,44 +10,6 @@ use crate::error::{exit, Result};
 use crate::serve::jobs::Shared;
 use crate::store::Store;
 
-pub(super) const EXAMPLES: &str = "\
-Examples:
-  # Every group and connector every 5 minutes, prune hourly, verify the last day's snapshots
-  offset-vault --store s3://backups/offsets serve \\
-      --snapshot-every 5m --all-groups --all-connectors \\
-      --prune-every 1h --keep-hourly 48 --keep-daily 30 \\
-      --verify-every 6h --listen 0.0.0.0:9464
-
-  # The commit-log follower and a snapshot every hour; metrics also to a textfile
-  offset-vault serve --follow --snapshot-every 1h --all-groups \\
-      --metrics-textfile /var/lib/node_exporter/textfile/offset_vault.prom
-
-  # Jobs from the configuration file's [serve] section (kill -HUP reloads them)
-  offset-vault --config /etc/offset-vault/config.toml serve
-
-A configuration file's [serve] section (beside the contexts):
-  [serve]
-  listen = \"0.0.0.0:9464\"
-  [serve.jobs.hourly-all]            # the job's name
-  kind = \"snapshot\"                  # snapshot | prune | verify | expiry-guard
-  every = \"1h\"                       # or: cron = \"0 */5 * * * *\" (UTC; exactly one)
-  all-groups = true                  # the kind's flags without dashes; lists: groups, tags, ...
-  tags = { env = \"prod\" }
-  [serve.jobs.retention]
-  kind = \"prune\"
-  cron = \"0 30 * * * *\"
-  keep-hourly = 48
-  keep-daily = 30
-  [serve.follow]
-  enabled = true
-  segment-interval = \"1m\"
-
-Each scheduled run takes a lease in the store first (serve/leases/JOB/SLOT.json, create-only):
-any number of replicas run each slot once. A run still going when its next slot comes skips
-that slot (counted). A failed run is tried again within its slot (3 tries). SIGTERM or SIGINT:
-no new runs, running ones finish, the follower seals, exit 0. SIGHUP reloads the file.
-Metrics: GET /metrics (Prometheus text); /healthz; /readyz (Kafka and the store answer).";
-
 pub async fn cmd_serve(cli: &Cli, args: &ServeArgs) -> Result<i32> {
     let file: Option<PathBuf> = cli
         .global

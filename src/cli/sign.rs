@@ -9,13 +9,6 @@ use crate::commands::sign::{ApproveArgs, KeygenArgs};
 use crate::config::OutputFormat;
 use crate::error::{exit, Result};
 
-pub const KEYGEN_EXAMPLES: &str = "\
-Examples:
-  # A key pair for the CI job that takes snapshots: ci.key (secret, mode 0600) and ci.pub;
-  # it then signs with --signing-key ci.key, and readers trust it with --trusted-key ci.pub
-  offset-vault keygen --out /etc/offset-vault/ci
-  offset-vault keygen --out ./alice --output json";
-
 pub fn cmd_keygen(cli: &Cli, args: &KeygenArgs) -> Result<i32> {
     let key = crate::sign::keygen(&args.out)?;
     let name = args.out.file_name().unwrap_or_default().to_string_lossy();
@@ -41,15 +34,6 @@ pub fn cmd_keygen(cli: &Cli, args: &KeygenArgs) -> Result<i32> {
     }
     Ok(exit::OK)
 }
-
-pub const APPROVE_EXAMPLES: &str = "\
-Examples:
-  # Review and approve a plan written with restore --plan-file P --signing-key alice.key;
-  # restore --from-plan P --require-approvals 1 then applies it
-  offset-vault approve billing.plan --key bob.key --trusted-key alice.pub
-
-  # The approver's key from the environment (a path or the PEM text)
-  OFFSET_VAULT_APPROVER_KEY=/run/secrets/bob.key offset-vault approve billing.plan";
 
 /// Adds an approval to a plan file, after showing what is approved. The file is replaced
 /// atomically: it holds either the old approvals or all of them. With a store configured, the

@@ -5,54 +5,14 @@
 use std::path::Path;
 
 use clap::parser::ValueSource;
-use clap::{ArgMatches, Subcommand};
+use clap::ArgMatches;
 
+pub use super::args::ConfigCommand;
 use super::{Cli, Command};
 use crate::config::{Applied, Context, Origin, Source};
 use crate::error::Result;
 
 pub mod commands;
-
-/// Examples of `config`, with a file to start from.
-pub const EXAMPLES: &str = "\
-Examples:
-  offset-vault config show
-  offset-vault --context staging config show --output json
-  offset-vault config list-contexts
-  offset-vault config use-context prod
-
-A configuration file ($XDG_CONFIG_HOME/offset-vault/config.toml, or --config FILE):
-  current-context = \"prod\"
-
-  [contexts.prod]
-  bootstrap-server = \"kafka-1:9092,kafka-2:9092\"
-  connect-url = [\"http://connect:8083\"]
-  store = \"s3://backups/offsets\"
-  command-config = \"prod-client.properties\"   # relative to this file
-  properties = { \"sasl.mechanism\" = \"SCRAM-SHA-512\" }
-  encrypt-to = [\"age1...\"]                     # snapshot --encrypt-to
-  identity = \"vault-identity.txt\"              # restore --identity, relative to this file
-
-Precedence, highest first: flags, environment variables, the context, built-in defaults.";
-
-/// `offset-vault config ...`.
-#[derive(Debug, Subcommand)]
-pub enum ConfigCommand {
-    /// Print the effective settings and where each came from (secrets redacted).
-    #[command(
-        after_long_help = "Examples:\n  offset-vault config show\n  offset-vault --context staging config show --output json"
-    )]
-    Show,
-    /// List the contexts of the configuration file; `*` marks the current one.
-    #[command(after_long_help = "Examples:\n  offset-vault config list-contexts")]
-    ListContexts,
-    /// Make NAME the current context (rewrites `current-context`, keeps the rest of the file).
-    #[command(after_long_help = "Examples:\n  offset-vault config use-context prod")]
-    UseContext {
-        /// A context defined in the configuration file.
-        name: String,
-    },
-}
 
 /// Where clap found the argument `id`: `Some` for a flag or a variable.
 fn explicit_source(cmd: &clap::Command, matches: &ArgMatches, id: &str) -> Option<Source> {
