@@ -6,6 +6,7 @@ use comfy_table::presets::UTF8_BORDERS_ONLY;
 use comfy_table::{Cell, CellAlignment, Table};
 use serde_json::{json, Value};
 
+use crate::format::spliced::{io_err, write_spliced, Splice};
 use crate::snapshot::model::GroupSnapshot;
 use crate::snapshot::repo::{Listed, Opened};
 
@@ -329,16 +330,6 @@ fn print_snapshot_connectors(opened: &Opened) {
     }
 }
 
-/// Writes one element of a spliced array.
-pub(super) type Emit<'e> = dyn FnMut(&Value) -> crate::error::Result<()> + 'e;
-
-/// An array of a JSON document written element by element by its writer (each element one
-/// JSON value), at the path of keys `path`.
-pub(super) struct Splice<'a> {
-    pub path: &'a [&'a str],
-    pub write: &'a mut dyn FnMut(&mut Emit<'_>) -> crate::error::Result<()>,
-}
-
 /// Prints `value` as one JSON document like [`print_json`], except that the arrays named by
 /// `splices` are written by their writers, one element at a time, so that a document with
 /// millions of elements is never held in memory. An error of a writer ends the document early
@@ -353,67 +344,6 @@ pub(super) fn print_json_spliced(
     write_spliced(&mut out, &value, &mut path, splices, 0)
         .and_then(|()| out.write_all(b"\n").map_err(io_err))
         .and_then(|()| out.flush().map_err(io_err))
-}
-
-fn io_err(e: std::io::Error) -> crate::error::Error {
-    crate::error::Error::Internal(format!("writing to stdout: {e}"))
-}
-
-fn write_spliced(
-    out: &mut dyn Write,
-    value: &Value,
-    path: &mut Vec<String>,
-    splices: &mut [Splice<'_>],
-    depth: usize,
-) -> crate::error::Result<()> {
-    let pad = |n: usize| "  ".repeat(n);
-    if let Some(s) = splices.iter_mut().find(|s| s.path.iter().eq(path.iter())) {
-        out.write_all(b"[").map_err(io_err)?;
-        let mut first = true;
-        (s.write)(&mut |element: &Value| {
-            let sep = if first { "\n" } else { ",\n" };
-            first = false;
-            write!(out, "{sep}{}", pad(depth + 1)).map_err(io_err)?;
-            serde_json::to_writer(&mut *out, element)
-                .map_err(|e| crate::error::Error::Internal(format!("writing to stdout: {e}")))
-        })?;
-        let end = if first {
-            "]".to_string()
-        } else {
-            format!("\n{}]", pad(depth))
-        };
-        return out.write_all(end.as_bytes()).map_err(io_err);
-    }
-    let inside = |s: &Splice<'_>| {
-        s.path.len() > path.len() && s.path.iter().zip(path.iter()).all(|(a, b)| a == b)
-    };
-    match value {
-        Value::Object(map) if splices.iter().any(inside) => {
-            out.write_all(b"{").map_err(io_err)?;
-            for (i, (k, v)) in map.iter().enumerate() {
-                let key = serde_json::to_string(k)
-                    .map_err(|e| crate::error::Error::Internal(e.to_string()))?;
-                write!(
-                    out,
-                    "{}\n{}{key}: ",
-                    if i == 0 { "" } else { "," },
-                    pad(depth + 1)
-                )
-                .map_err(io_err)?;
-                path.push(k.clone());
-                write_spliced(out, v, path, splices, depth + 1)?;
-                path.pop();
-            }
-            write!(out, "\n{}}}", pad(depth)).map_err(io_err)
-        }
-        other => {
-            let text = serde_json::to_string_pretty(other)
-                .map_err(|e| crate::error::Error::Internal(e.to_string()))?;
-            // Indent the nested lines to the depth they are written at.
-            out.write_all(text.replace('\n', &format!("\n{}", pad(depth))).as_bytes())
-                .map_err(io_err)
-        }
-    }
 }
 
 /// A group as `show` prints it with `--topic-map`/`--replication-policy`: each topic another

@@ -7,7 +7,7 @@ use std::time::Duration;
 use comfy_table::{Cell, Color};
 use serde_json::json;
 
-use super::output::{print_json, print_json_spliced, right, table, Emit, Splice};
+use super::output::{print_json, print_json_spliced, right, table};
 use super::Cli;
 use crate::audit::{EventType, Facts};
 use crate::commands::apply::{self, Execution};
@@ -16,6 +16,7 @@ use crate::commands::restore::{self as command, Place, Planned};
 use crate::commands::staging::Staging;
 use crate::config::OutputFormat;
 use crate::error::{Error, Result};
+use crate::format::spliced::{Emit, Splice};
 use crate::restore::ledger::Ledger;
 use crate::restore::plan::{Action, Plan};
 use crate::restore::watch;

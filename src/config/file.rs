@@ -330,3 +330,78 @@ pub fn load(
         .map(Path::to_path_buf);
     Ok(loaded)
 }
+
+/// The configuration file that `config list-contexts` and `use-context` work on; it must exist.
+/// `read`: the file read at the start, if any; `config`: the one `--config` names.
+pub fn existing(read: Option<&Path>, config: Option<&Path>) -> Result<(PathBuf, ConfigFile)> {
+    let path = match read {
+        Some(p) => p.to_path_buf(),
+        None => {
+            let xdg = std::env::var("XDG_CONFIG_HOME").ok();
+            let home = std::env::var("HOME").ok();
+            let p = config_path(config, xdg.as_deref(), home.as_deref())
+                .map(|p| p.0)
+                .unwrap_or_else(|| PathBuf::from("config.toml"));
+            return Err(Error::usage(format!(
+                "no configuration file at {}: create it (see `offset-vault config --help`) or pass --config FILE",
+                p.display()
+            )));
+        }
+    };
+    let text = std::fs::read_to_string(&path).map_err(|source| Error::ReadFile {
+        path: path.clone(),
+        source,
+    })?;
+    let file = parse(&path, &text)?;
+    Ok((path, file))
+}
+
+/// Makes `name` the file's current context (`config use-context`): `file` is the file at
+/// `path` as read; the file is rewritten with only that line changed, or refused unchanged.
+pub fn use_context(path: &Path, file: &ConfigFile, name: &str) -> Result<()> {
+    if !file.contexts.contains_key(name) {
+        return Err(missing_context(path, name, &Source::Flag, file));
+    }
+    let text = std::fs::read_to_string(path).map_err(|source| Error::ReadFile {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let edited = with_current_context(&text, name)
+        .map_err(|e| Error::usage(format!("configuration file {}: {e}", path.display())))?;
+    replace_file(path, edited.as_bytes())
+}
+
+/// The file's text with `current-context = name`, everything else (comments, order) kept.
+pub fn with_current_context(text: &str, name: &str) -> std::result::Result<String, String> {
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e| format!("{e}"))?;
+    match doc
+        .get_mut("current-context")
+        .and_then(|i| i.as_value_mut())
+    {
+        Some(value) => {
+            // Keep the spacing and a comment at the end of the line.
+            let decor = value.decor().clone();
+            *value = name.into();
+            *value.decor_mut() = decor;
+        }
+        None => doc["current-context"] = toml_edit::value(name),
+    }
+    Ok(doc.to_string())
+}
+
+/// Replaces a file by writing a sibling and renaming it over, keeping its permissions.
+fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let io = |source| Error::ReadFile {
+        path: path.to_path_buf(),
+        source,
+    };
+    let perms = std::fs::metadata(path).map_err(io)?.permissions();
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".tmp-{}", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    let mut f = std::fs::File::create(&tmp).map_err(io)?;
+    f.set_permissions(perms).map_err(io)?;
+    f.write_all(bytes).and_then(|()| f.sync_all()).map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}

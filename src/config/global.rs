@@ -5,10 +5,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::{Args, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, ValueEnum};
 use toml::Spanned;
 
-use super::file::{resolve, Applied, Context, Origin, Source, ENV_CONFIG, ENV_CONTEXT};
+use super::file::{
+    load, resolve, Applied, Context, Loaded, Origin, Source, ENV_CONFIG, ENV_CONTEXT,
+};
 use super::values::{connect_clients, parse_duration};
 use crate::connect::ConnectClient;
 use crate::error::{Error, Result};
@@ -451,4 +454,49 @@ impl Merge<'_> {
             );
         }
     }
+}
+
+/// Where clap found the argument `id`: `Some` for a flag or a variable.
+fn explicit_source(cmd: &clap::Command, matches: &ArgMatches, id: &str) -> Option<Source> {
+    match matches.value_source(id)? {
+        ValueSource::CommandLine => Some(Source::Flag),
+        ValueSource::EnvVariable => {
+            let variable = cmd
+                .get_arguments()
+                .find(|a| a.get_id() == id)
+                .and_then(|a| a.get_env())
+                .map(|v| v.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            Some(Source::Env { variable })
+        }
+        _ => None,
+    }
+}
+
+/// Reads the configuration file (if any) and fills in the global flags that neither a flag nor a
+/// variable gave; `cmd` is the command line's definition and `matches` what clap parsed from
+/// it, which say where each value came from. Returns what was read, with the origins so far,
+/// for the command's own settings from the context (the caller then sets `g.applied`).
+/// `strict`: a context asked for that does not exist is an error.
+pub fn apply(
+    g: &mut GlobalArgs,
+    cmd: &clap::Command,
+    matches: &ArgMatches,
+    strict: bool,
+) -> Result<Loaded> {
+    let src = |id: &str| explicit_source(cmd, matches, id);
+    let explicit_context = g
+        .context
+        .clone()
+        .map(|c| (c, src("context").unwrap_or(Source::Flag)));
+    let mut loaded = load(g.config.as_deref(), explicit_context, strict)?;
+    merge(
+        g,
+        &src,
+        &loaded.context,
+        loaded.name.as_deref(),
+        loaded.base.as_deref(),
+        &mut loaded.applied,
+    )?;
+    Ok(loaded)
 }

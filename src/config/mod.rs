@@ -34,10 +34,11 @@ pub mod serve;
 mod values;
 
 pub use file::{
-    choose_context, config_path, load, missing_context, parse, redacted, resolve, Applied,
-    ConfigFile, Context, Loaded, OneOrMany, Origin, Source, ENV_CONFIG, ENV_CONTEXT,
+    choose_context, config_path, existing, load, missing_context, parse, redacted, resolve,
+    use_context, with_current_context, Applied, ConfigFile, Context, Loaded, OneOrMany, Origin,
+    Source, ENV_CONFIG, ENV_CONTEXT,
 };
-pub use global::{merge, GlobalArgs, OutputFormat};
+pub use global::{apply, merge, GlobalArgs, OutputFormat};
 pub use values::{connect_clients, parse_duration, parse_size, parse_tags};
 
 #[cfg(test)]

@@ -156,3 +156,141 @@ fn secrets_are_redacted_for_show() {
         assert_eq!(redacted(setting, value), want, "{setting}");
     }
 }
+
+/// Parses the global flags and a command `list` in `args` as the command line does, and applies the
+/// configuration in `text` to them.
+fn run_with(text: &str, args: &[&str]) -> crate::error::Result<GlobalArgs> {
+    use clap::{CommandFactory, FromArgMatches, Parser};
+    #[derive(Parser)]
+    struct Line {
+        #[command(flatten)]
+        global: GlobalArgs,
+        #[command(subcommand)]
+        command: Sub,
+    }
+    #[derive(clap::Subcommand)]
+    enum Sub {
+        List,
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, text).unwrap();
+    let mut all = vec!["offset-vault", "--config", path.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let cmd = Line::command();
+    let matches = cmd.clone().try_get_matches_from(all).unwrap();
+    let mut line = Line::from_arg_matches(&matches).unwrap();
+    let loaded = apply(&mut line.global, &cmd, &matches, true)?;
+    line.global.applied = loaded.applied;
+    Ok(line.global)
+}
+
+#[test]
+fn the_context_fills_only_what_flags_left_unset() {
+    let g = run_with(
+        FILE,
+        &[
+            "list",
+            "--store",
+            "/tmp/v",
+            "-X",
+            "sasl.mechanism=SCRAM-SHA-256",
+        ],
+    )
+    .unwrap();
+    assert_eq!(g.bootstrap_server.as_deref(), Some("kafka-prod:9092"));
+    assert_eq!(g.store.as_deref(), Some("/tmp/v"));
+    assert_eq!(g.connect_url, vec!["http://c1:8083", "http://c2:8083"]);
+    assert_eq!(g.output, OutputFormat::Json);
+    assert_eq!(g.timeout, std::time::Duration::from_secs(45));
+    assert_eq!(g.audit, crate::audit::Mode::Optional);
+    assert_eq!(g.audit_topic.as_deref(), Some("ov-audit"));
+    let source = |s: &str| {
+        g.applied
+            .origins
+            .iter()
+            .filter(|o| o.setting == s)
+            .map(|o| o.source.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(source("store"), vec![Source::Flag]);
+    assert_eq!(source("audit"), vec![ctx("prod")]);
+    assert_eq!(source("bootstrap-server"), vec![ctx("prod")]);
+    // Both layers are shown; the command line's -X is applied last, so it wins.
+    assert_eq!(
+        source("property sasl.mechanism"),
+        vec![ctx("prod"), Source::Flag]
+    );
+    let settings = g.kafka_settings().unwrap();
+    assert_eq!(
+        settings.properties.get("sasl.mechanism"),
+        Some("SCRAM-SHA-256")
+    );
+    assert_eq!(settings.properties.get("sasl.password"), Some("hunter2"));
+}
+
+#[test]
+fn output_flag_beats_the_context_and_defaults_stay_without_one() {
+    let g = run_with(FILE, &["--output", "table", "list"]).unwrap();
+    assert_eq!(g.output, OutputFormat::Table);
+    let g = run_with(FILE, &["--audit", "required", "list"]).unwrap();
+    assert_eq!(g.audit, crate::audit::Mode::Required);
+    let e = run_with(
+        "[contexts.a]\naudit = \"maybe\"\n",
+        &["--context", "a", "list"],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("audit = \"maybe\""), "{e}");
+    let g = run_with("", &["list"]).unwrap();
+    assert_eq!(g.output, OutputFormat::Table);
+    assert_eq!(g.audit, crate::audit::Mode::Required);
+    assert_eq!(g.audit_topic, None);
+    assert_eq!(g.bootstrap_server, None);
+    assert!(g.applied.context.is_none());
+}
+
+#[test]
+fn context_flag_picks_another_context_with_a_relative_command_config() {
+    let g = run_with(FILE, &["--context", "staging", "list"]).unwrap();
+    assert_eq!(g.bootstrap_server.as_deref(), Some("kafka-staging:9092"));
+    assert_eq!(g.connect_url, vec!["http://cs:8083"]);
+    let cc = g.command_config.as_ref().unwrap();
+    assert!(
+        cc.is_absolute() && cc.ends_with("staging.properties"),
+        "{cc:?}"
+    );
+    assert!(g.applied.command_config_from_context);
+}
+
+#[test]
+fn a_missing_context_is_a_usage_error_naming_the_line() {
+    let e = run_with("current-context = \"gone\"\n[contexts.a]\n", &["list"]).unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    let msg = e.to_string();
+    assert!(
+        msg.contains("no context named gone")
+            && msg.contains("line 1")
+            && msg.contains("its contexts: a"),
+        "{msg}"
+    );
+    let e = run_with(FILE, &["--context", "nope", "list"]).unwrap_err();
+    assert!(e.to_string().contains("no context named nope"), "{e}");
+}
+
+#[test]
+fn use_context_changes_one_line_and_keeps_the_rest() {
+    let cases = [
+        (
+            "# mine\ncurrent-context = \"a\" # note\n\n[contexts.a]\nstore = \"/v\"\n",
+            "# mine\ncurrent-context = \"b\" # note\n\n[contexts.a]\nstore = \"/v\"\n",
+        ),
+        (
+            "[contexts.a]\nstore = \"/v\"\n",
+            "current-context = \"b\"\n[contexts.a]\nstore = \"/v\"\n",
+        ),
+    ];
+    for (before, after) in cases {
+        assert_eq!(with_current_context(before, "b").unwrap(), after);
+    }
+    assert!(with_current_context("[contexts\n", "b").is_err());
+}

@@ -1,9 +1,11 @@
 //! File formats of a snapshot: the offsets file (Parquet or JSON) and `connectors.json`.
 //! Both offsets formats carry the same information and decode to the same content.
+//! [`spliced`] writes the `--output json` documents whose arrays are too large to hold.
 
 pub mod csv;
 pub mod json;
 pub mod parquet;
+pub mod spliced;
 mod stream;
 
 use crate::error::Result;

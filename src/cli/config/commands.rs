@@ -1,12 +1,12 @@
 //! `offset-vault config show | list-contexts | use-context`.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::ConfigCommand;
 use crate::cli::{Cli, OutputFormat};
-use crate::config::{config_path, missing_context, parse, ConfigFile, Origin, Source};
-use crate::error::{Error, Result};
+use crate::config::{existing, use_context, ConfigFile, Origin};
+use crate::error::Result;
 
 /// A value as `config show` prints it: secrets (by key or inline in a URL) redacted.
 pub fn redacted(setting: &str, value: &str) -> String {
@@ -54,38 +54,11 @@ pub fn run(cli: &Cli, command: &ConfigCommand) -> Result<i32> {
         }
         ConfigCommand::UseContext { name } => {
             let (path, file) = read_existing(cli)?;
-            if !file.contexts.contains_key(name) {
-                return Err(missing_context(&path, name, &Source::Flag, &file));
-            }
-            let text = std::fs::read_to_string(&path).map_err(|source| Error::ReadFile {
-                path: path.clone(),
-                source,
-            })?;
-            let edited = with_current_context(&text, name)
-                .map_err(|e| Error::usage(format!("configuration file {}: {e}", path.display())))?;
-            replace_file(&path, edited.as_bytes())?;
+            use_context(&path, &file, name)?;
             crate::noteln!("current context is now {name} ({})", path.display());
             Ok(0)
         }
     }
-}
-
-/// The file's text with `current-context = name`, everything else (comments, order) kept.
-pub fn with_current_context(text: &str, name: &str) -> std::result::Result<String, String> {
-    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e| format!("{e}"))?;
-    match doc
-        .get_mut("current-context")
-        .and_then(|i| i.as_value_mut())
-    {
-        Some(value) => {
-            // Keep the spacing and a comment at the end of the line.
-            let decor = value.decor().clone();
-            *value = name.into();
-            *value.decor_mut() = decor;
-        }
-        None => doc["current-context"] = toml_edit::value(name),
-    }
-    Ok(doc.to_string())
 }
 
 fn show(cli: &Cli) -> Result<i32> {
@@ -129,70 +102,8 @@ fn show(cli: &Cli) -> Result<i32> {
     Ok(0)
 }
 
-/// The configuration file that `config list-contexts` and `use-context` work on; it must exist.
+/// The configuration file that `config list-contexts` and `use-context` work on.
 fn read_existing(cli: &Cli) -> Result<(PathBuf, ConfigFile)> {
-    let path = match &cli.global.applied.file {
-        Some(p) => p.clone(),
-        None => {
-            let xdg = std::env::var("XDG_CONFIG_HOME").ok();
-            let home = std::env::var("HOME").ok();
-            let p = config_path(
-                cli.global.config.as_deref(),
-                xdg.as_deref(),
-                home.as_deref(),
-            )
-            .map(|p| p.0)
-            .unwrap_or_else(|| PathBuf::from("config.toml"));
-            return Err(Error::usage(format!(
-                "no configuration file at {}: create it (see `offset-vault config --help`) or pass --config FILE",
-                p.display()
-            )));
-        }
-    };
-    let text = std::fs::read_to_string(&path).map_err(|source| Error::ReadFile {
-        path: path.clone(),
-        source,
-    })?;
-    let file = parse(&path, &text)?;
-    Ok((path, file))
-}
-
-/// Replaces a file by writing a sibling and renaming it over, keeping its permissions.
-fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let io = |source| Error::ReadFile {
-        path: path.to_path_buf(),
-        source,
-    };
-    let perms = std::fs::metadata(path).map_err(io)?.permissions();
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".tmp-{}", std::process::id()));
-    let tmp = PathBuf::from(tmp);
-    let mut f = std::fs::File::create(&tmp).map_err(io)?;
-    f.set_permissions(perms).map_err(io)?;
-    f.write_all(bytes).and_then(|()| f.sync_all()).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::with_current_context;
-
-    #[test]
-    fn use_context_changes_one_line_and_keeps_the_rest() {
-        let cases = [
-            (
-                "# mine\ncurrent-context = \"a\" # note\n\n[contexts.a]\nstore = \"/v\"\n",
-                "# mine\ncurrent-context = \"b\" # note\n\n[contexts.a]\nstore = \"/v\"\n",
-            ),
-            (
-                "[contexts.a]\nstore = \"/v\"\n",
-                "current-context = \"b\"\n[contexts.a]\nstore = \"/v\"\n",
-            ),
-        ];
-        for (before, after) in cases {
-            assert_eq!(with_current_context(before, "b").unwrap(), after);
-        }
-        assert!(with_current_context("[contexts\n", "b").is_err());
-    }
+    let g = &cli.global;
+    existing(g.applied.file.as_deref(), g.config.as_deref())
 }

@@ -4,7 +4,6 @@
 
 use std::path::Path;
 
-use clap::parser::ValueSource;
 use clap::ArgMatches;
 
 pub use super::args::ConfigCommand;
@@ -14,44 +13,13 @@ use crate::error::Result;
 
 pub mod commands;
 
-/// Where clap found the argument `id`: `Some` for a flag or a variable.
-fn explicit_source(cmd: &clap::Command, matches: &ArgMatches, id: &str) -> Option<Source> {
-    match matches.value_source(id)? {
-        ValueSource::CommandLine => Some(Source::Flag),
-        ValueSource::EnvVariable => {
-            let variable = cmd
-                .get_arguments()
-                .find(|a| a.get_id() == id)
-                .and_then(|a| a.get_env())
-                .map(|v| v.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            Some(Source::Env { variable })
-        }
-        _ => None,
-    }
-}
-
 /// Reads the configuration file (if any) and fills in what neither a flag nor a variable gave.
 /// `strict`: a missing context is an error (`config list-contexts` and `use-context` pass false,
 /// so a bad `current-context` can be fixed with them).
 pub fn apply(cli: &mut Cli, matches: &ArgMatches, strict: bool) -> Result<()> {
     let cmd = <Cli as clap::CommandFactory>::command();
-    let src = |id: &str| explicit_source(&cmd, matches, id);
-    let explicit_context = cli
-        .global
-        .context
-        .clone()
-        .map(|c| (c, src("context").unwrap_or(Source::Flag)));
-    let mut loaded = crate::config::load(cli.global.config.as_deref(), explicit_context, strict)?;
+    let mut loaded = crate::config::apply(&mut cli.global, &cmd, matches, strict)?;
     let name = loaded.name.clone().unwrap_or_default();
-    crate::config::merge(
-        &mut cli.global,
-        &src,
-        &loaded.context,
-        loaded.name.as_deref(),
-        loaded.base.as_deref(),
-        &mut loaded.applied,
-    )?;
     secrets_keys(
         &mut cli.command,
         &loaded.context,
