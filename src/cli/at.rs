@@ -8,7 +8,6 @@ use serde::Serialize;
 use super::Cli;
 use crate::commands::show::ShowArgs;
 use crate::config::OutputFormat;
-use crate::diff::Filter;
 use crate::error::{exit, Error, Result};
 use crate::log::at::{self, millis, ReadAt, Source};
 use crate::snapshot::model::GroupSnapshot;
@@ -65,12 +64,7 @@ pub(super) fn base(read: &ReadAt) -> Base<'_> {
 
 /// `show --at TIME`.
 pub(super) async fn show(cli: &Cli, args: &ShowArgs, text: &str) -> Result<i32> {
-    let filter = Filter {
-        groups: args.groups.clone(),
-        connectors: args.connectors.clone(),
-        topics: args.topics.clone(),
-        partitions: args.partitions.clone(),
-    };
+    let filter = args.filter();
     let req = crate::commands::at::request(text, filter, "show", Utc::now())?;
     let store = cli.global.open_existing_store()?;
     let read = at::read(&store, &req).await?;

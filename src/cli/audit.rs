@@ -7,12 +7,11 @@ use serde_json::json;
 
 use super::output::{print_json, table};
 use super::Cli;
-use crate::audit::{self, Auditor, EventType, Facts, Filter, KafkaSink, Trail};
+use crate::audit::{self, Auditor, EventType, Facts, KafkaSink, Trail};
 use crate::commands::audit::AuditArgs;
 use crate::config::OutputFormat;
 use crate::error::{exit, Error, Result};
 use crate::store::Store;
-use crate::timeutil::parse_time;
 
 /// The auditor of this run over `store`: the command line, `--audit`, and `--audit-topic`.
 pub(super) fn auditor(cli: &Cli, store: Store) -> Result<Auditor> {
@@ -64,23 +63,7 @@ pub(super) async fn finish(trail: Option<Trail>, facts: Facts, result: &Result<i
 
 /// Runs `offset-vault audit`.
 pub async fn cmd_audit(cli: &Cli, args: &AuditArgs) -> Result<i32> {
-    let now = Utc::now();
-    let time = |t: &Option<String>| t.as_deref().map(|t| parse_time(t, now)).transpose();
-    let filter = Filter {
-        since: time(&args.since)?,
-        until: time(&args.until)?,
-        group: args.group.clone(),
-        event_type: args
-            .event_type
-            .as_deref()
-            .map(audit::filter::parse_type)
-            .transpose()?,
-    };
-    if let (Some(s), Some(u)) = (filter.since, filter.until) {
-        if s > u {
-            return Err(Error::usage("--since is after --until: nothing can match"));
-        }
-    }
+    let filter = args.filter(Utc::now())?;
     let sink = match &args.to_kafka {
         Some(topic) => Some(KafkaSink::new(&cli.global.kafka_settings()?, topic)?),
         None => None,

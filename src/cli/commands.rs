@@ -6,8 +6,8 @@ use serde_json::json;
 use super::output::{self, print_json};
 use super::{Cli, Command};
 use crate::commands::list::ListArgs;
-use crate::commands::list::{self, ListFilter};
-use crate::commands::show::ShowArgs;
+use crate::commands::list::{self};
+use crate::commands::show::{ShowArgs, Shown};
 use crate::commands::snapshot::SnapshotArgs;
 use crate::commands::verify;
 use crate::commands::verify::VerifyArgs;
@@ -18,7 +18,6 @@ use crate::serve::metrics::{self, one_shot_textfile, Outcome};
 use crate::sign::Verdict;
 use crate::snapshot;
 use crate::snapshot::repo;
-use crate::timeutil::parse_time;
 
 /// Runs a parsed command line; returns the process exit code.
 pub async fn run(cli: Cli) -> Result<i32> {
@@ -75,17 +74,7 @@ async fn snapshot(cli: &Cli, args: &SnapshotArgs, taken: &mut Option<(i64, i64)>
     let opts = args.capture_options(connect.len())?;
     let settings = cli.global.kafka_settings()?;
     let store = cli.global.open_store()?;
-    match (&opts.encrypt_to, args.include_secrets) {
-        (None, true) => tracing::warn!(
-            "--include-secrets: connector configs are stored with their secrets in clear"
-        ),
-        (Some(r), _) => tracing::info!(
-            "connector secrets are stored only encrypted, to {} recipient(s), in {}",
-            r.keys().len(),
-            snapshot::secrets::SECRETS_FILE
-        ),
-        (None, false) => {}
-    }
+    args.log_secrets(&opts);
 
     let kafka = KafkaClient::connect(settings).await?;
     let (manifest, warnings) = snapshot::take(&store, &kafka, &connect, &opts).await?;
@@ -129,16 +118,7 @@ async fn snapshot(cli: &Cli, args: &SnapshotArgs, taken: &mut Option<(i64, i64)>
 }
 
 async fn cmd_list(cli: &Cli, args: &ListArgs) -> Result<i32> {
-    let now = Utc::now();
-    let time = |t: &Option<String>| t.as_deref().map(|t| parse_time(t, now)).transpose();
-    let filter = ListFilter {
-        since: time(&args.since)?,
-        until: time(&args.until)?,
-        group: args.group.clone(),
-        connector: args.connector.clone(),
-        tags: crate::config::parse_tags(&args.tags)?,
-        complete_only: args.complete_only,
-    };
+    let filter = args.filter(Utc::now())?;
     let store = cli.global.open_existing_store()?;
     let listed = list::list(&store, &filter).await?;
     match cli.global.output {
@@ -149,19 +129,9 @@ async fn cmd_list(cli: &Cli, args: &ListArgs) -> Result<i32> {
 }
 
 async fn cmd_show(cli: &Cli, args: &ShowArgs) -> Result<i32> {
-    if args.at.is_some() && args.names.topic_map()?.is_some() {
-        return Err(crate::error::Error::usage(
-            "--topic-map and --replication-policy show a snapshot's topics as another cluster names them: give a snapshot id, not --at",
-        ));
-    }
-    let id = match (&args.id, &args.at) {
-        (_, Some(at)) => return super::at::show(cli, args, at).await,
-        (Some(id), None) => id,
-        (None, None) => {
-            return Err(crate::error::Error::usage(
-                "say what to show: a snapshot id, or --at TIME",
-            ))
-        }
+    let id = match args.target()? {
+        Shown::At(at) => return super::at::show(cli, args, at).await,
+        Shown::Snapshot(id) => id,
     };
     let store = cli.global.open_existing_store()?;
     let manifest = repo::resolve(&store, id).await?;

@@ -37,34 +37,10 @@ pub async fn export(cli: &Cli, args: &ExportArgs) -> Result<i32> {
     let store = cli.global.open_existing_store()?;
     let manifest = repo::resolve(&store, id).await?;
     let opened = repo::open_verified(&store, &manifest).await?;
-    for g in &args.groups {
-        if !manifest.summary.group_ids.contains(g) {
-            return Err(Error::NotFound {
-                what: "consumer group in the snapshot",
-                name: g.clone(),
-                hint: format!(
-                    "; `offset-vault show {}` lists its groups",
-                    manifest.meta.id
-                ),
-            });
-        }
-    }
     let wanted = export::Wanted {
         named: &args.groups,
     };
-    let (share, groups) = wanted.count(&opened)?;
-    if !share.is_empty() {
-        crate::noteln!(
-            "note: left out share group(s) {}: their share-partition start offsets are not consumer offsets for kafka-consumer-groups --from-file; name one with --group to export it anyway",
-            share.join(", ")
-        );
-    }
-    if groups == 0 {
-        return Err(Error::usage(format!(
-            "snapshot {} has no committed offsets for the selected groups: nothing to export",
-            manifest.meta.id
-        )));
-    }
+    let groups = wanted.check(&manifest, &opened)?;
     let mut stream = opened.groups();
     let error = stream.error_slot();
     let mut rows = export::csv_rows(stream.by_ref().filter(|g| wanted.writes(g)));

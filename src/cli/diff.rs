@@ -14,18 +14,13 @@ use super::Cli;
 use crate::commands::diff::DiffArgs;
 use crate::commands::diff::{self as command, Compared, Side};
 use crate::config::OutputFormat;
-use crate::diff::{Filter, PartitionDiff};
+use crate::diff::PartitionDiff;
 use crate::error::{Error, Result};
 use crate::snapshot::choose::Eligible;
 
 pub async fn run(cli: &Cli, args: &DiffArgs) -> Result<i32> {
     let now = Utc::now();
-    let filter = Filter {
-        groups: args.groups.clone(),
-        connectors: args.connectors.clone(),
-        topics: args.topics.clone(),
-        partitions: args.partitions.clone(),
-    };
+    let filter = args.filter();
     let (old_side, new_side) = command::args_sides(args, &filter, now)?;
     let eligible = Eligible {
         groups: args.groups.clone(),

@@ -16,7 +16,7 @@ use crate::commands::reset::ResetArgs;
 use crate::commands::reset::{self as command};
 use crate::config::OutputFormat;
 use crate::connect::ConnectClient;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::kafka::KafkaClient;
 use crate::restore::reset::{PreparedReset, ResetSpec};
 use crate::restore::review::PlanFile;
@@ -63,12 +63,7 @@ async fn run(
     let approvals = args.require_approvals;
     apply::check_reviewed(reviewed.as_ref(), from_plan, &keys, approvals, facts)?;
     facts.subject = facts.plan_sha256.clone();
-    if !args.mirror.options().is_empty() && args.mirror.rehearse_on.is_none() {
-        return Err(Error::usage(
-            "--topic-map, --replication-policy and --translate carry a reset's targets to a staging cluster: add --rehearse-on STAGING (a reset's targets are computed on the cluster itself)",
-        ));
-    }
-    args.mirror.options().check()?;
+    command::check_mirror(args)?;
     let spec = match &reviewed {
         Some(f) => f.body.reset.clone().expect("checked by read_plan_file"),
         None => command::args_spec(args, Utc::now(), cli.global.connect_clients()?.len())?,

@@ -116,19 +116,11 @@ async fn run(
     let from_plan = args.from_plan.as_deref();
     let approvals = args.require_approvals;
     apply::check_reviewed(req.reviewed.as_ref(), from_plan, &keys, approvals, facts)?;
-    let staging = args
-        .mirror
-        .rehearse_on
-        .as_deref()
-        .map(|v| crate::commands::staging::resolve(&cli.global, v))
-        .transpose()?;
-    let (settings, clients) = match &staging {
-        Some(s) => {
-            facts.detail.insert("rehearsed_on".into(), json!(s.name));
-            (s.settings.clone(), s.clients.clone())
-        }
-        None => (cli.global.kafka_settings()?, cli.global.connect_clients()?),
-    };
+    let rehearse_on = args.mirror.rehearse_on.as_deref();
+    let (staging, settings, clients) = crate::commands::staging::target(&cli.global, rehearse_on)?;
+    if let Some(s) = &staging {
+        facts.detail.insert("rehearsed_on".into(), json!(s.name));
+    }
     let store = cli.global.open_existing_store()?;
     let place = Place {
         store: &store,

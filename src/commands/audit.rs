@@ -1,5 +1,9 @@
 //! `audit`'s options: which events of the trail to list, and a topic to send them to.
 
+use crate::audit::filter::Filter;
+use crate::error::{Error, Result};
+use crate::timeutil::parse_time;
+use chrono::{DateTime, Utc};
 use clap::Args;
 
 /// Arguments of `audit`.
@@ -24,4 +28,27 @@ pub struct AuditArgs {
     /// not produced.
     #[arg(long, value_name = "TOPIC")]
     pub to_kafka: Option<String>,
+}
+
+impl AuditArgs {
+    /// The events the flags select (`now` for durations such as `7d`), checked.
+    pub fn filter(&self, now: DateTime<Utc>) -> Result<Filter> {
+        let time = |t: &Option<String>| t.as_deref().map(|t| parse_time(t, now)).transpose();
+        let filter = Filter {
+            since: time(&self.since)?,
+            until: time(&self.until)?,
+            group: self.group.clone(),
+            event_type: self
+                .event_type
+                .as_deref()
+                .map(crate::audit::filter::parse_type)
+                .transpose()?,
+        };
+        if let (Some(s), Some(u)) = (filter.since, filter.until) {
+            if s > u {
+                return Err(Error::usage("--since is after --until: nothing can match"));
+            }
+        }
+        Ok(filter)
+    }
 }

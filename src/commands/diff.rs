@@ -411,6 +411,18 @@ pub fn args_sides(args: &DiffArgs, filter: &Filter, now: DateTime<Utc>) -> Resul
     sides(flags, filter, now)
 }
 
+impl DiffArgs {
+    /// The groups, connectors, topics and partitions the flags narrow it to.
+    pub fn filter(&self) -> Filter {
+        Filter {
+            groups: self.groups.clone(),
+            connectors: self.connectors.clone(),
+            topics: self.topics.clone(),
+            partitions: self.partitions.clone(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use clap::Parser;

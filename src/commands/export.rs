@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::format::csv::{self as csv_form, CsvOffset};
 use crate::kafka::GroupType;
+use crate::snapshot::manifest::Manifest;
 use crate::snapshot::model::GroupSnapshot;
 use crate::snapshot::repo::Opened;
 use clap::Args;
@@ -31,6 +32,38 @@ impl Wanted<'_> {
     /// Selected and not left out: written.
     pub fn writes(&self, g: &GroupSnapshot) -> bool {
         self.selects(g) && !self.leaves_out(g)
+    }
+
+    /// Checks the named groups against the snapshot and counts what is written: a group that
+    /// is not in it is not found, share groups left out are noted, and nothing to write is a
+    /// usage error.
+    pub fn check(&self, manifest: &Manifest, opened: &Opened) -> Result<usize> {
+        for g in self.named {
+            if !manifest.summary.group_ids.contains(g) {
+                return Err(Error::NotFound {
+                    what: "consumer group in the snapshot",
+                    name: g.clone(),
+                    hint: format!(
+                        "; `offset-vault show {}` lists its groups",
+                        manifest.meta.id
+                    ),
+                });
+            }
+        }
+        let (share, groups) = self.count(opened)?;
+        if !share.is_empty() {
+            crate::noteln!(
+                "note: left out share group(s) {}: their share-partition start offsets are not consumer offsets for kafka-consumer-groups --from-file; name one with --group to export it anyway",
+                share.join(", ")
+            );
+        }
+        if groups == 0 {
+            return Err(Error::usage(format!(
+                "snapshot {} has no committed offsets for the selected groups: nothing to export",
+                manifest.meta.id
+            )));
+        }
+        Ok(groups)
     }
 
     /// A first pass over the snapshot: the share groups left out, and how many groups are

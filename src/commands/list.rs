@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use crate::error::Result;
 use crate::snapshot::repo::{self, DayRange, Listed};
 use crate::store::Store;
+use crate::timeutil::parse_time;
 use clap::Args;
 
 /// Which snapshots `list` shows.
@@ -80,4 +81,19 @@ pub struct ListArgs {
     /// Leave out incomplete snapshots (no manifest).
     #[arg(help_heading = "Selection", long)]
     pub complete_only: bool,
+}
+
+impl ListArgs {
+    /// The filter the flags give (`now` for durations such as `24h`), checked.
+    pub fn filter(&self, now: DateTime<Utc>) -> Result<ListFilter> {
+        let time = |t: &Option<String>| t.as_deref().map(|t| parse_time(t, now)).transpose();
+        Ok(ListFilter {
+            since: time(&self.since)?,
+            until: time(&self.until)?,
+            group: self.group.clone(),
+            connector: self.connector.clone(),
+            tags: crate::config::parse_tags(&self.tags)?,
+            complete_only: self.complete_only,
+        })
+    }
 }

@@ -627,6 +627,17 @@ pub fn run_settings(args: &ResetArgs) -> RunSettings {
     }
 }
 
+/// `--topic-map`, `--replication-policy` and `--translate` only with `--rehearse-on`: a reset's
+/// targets are computed on the cluster itself, then carried to the staging cluster.
+pub fn check_mirror(args: &ResetArgs) -> Result<()> {
+    if !args.mirror.options().is_empty() && args.mirror.rehearse_on.is_none() {
+        return Err(Error::usage(
+            "--topic-map, --replication-policy and --translate carry a reset's targets to a staging cluster: add --rehearse-on STAGING (a reset's targets are computed on the cluster itself)",
+        ));
+    }
+    args.mirror.options().check()
+}
+
 #[cfg(test)]
 mod tests {
     use clap::Parser;

@@ -3,6 +3,8 @@
 use clap::Args;
 
 use super::options::NamesArgs;
+use crate::diff::Filter;
+use crate::error::{Error, Result};
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {
@@ -52,4 +54,36 @@ pub struct ShowArgs {
     pub partitions: Vec<i32>,
     #[command(flatten)]
     pub names: NamesArgs,
+}
+
+impl ShowArgs {
+    /// The groups, connectors, topics and partitions of `--at` the flags narrow it to.
+    pub fn filter(&self) -> Filter {
+        Filter {
+            groups: self.groups.clone(),
+            connectors: self.connectors.clone(),
+            topics: self.topics.clone(),
+            partitions: self.partitions.clone(),
+        }
+    }
+
+    /// What to show: a snapshot id, or the instant of `--at` (then without a topic map).
+    pub fn target(&self) -> Result<Shown<'_>> {
+        match (&self.id, &self.at) {
+            (_, Some(_)) if self.names.topic_map()?.is_some() => Err(Error::usage(
+                "--topic-map and --replication-policy show a snapshot's topics as another cluster names them: give a snapshot id, not --at",
+            )),
+            (_, Some(at)) => Ok(Shown::At(at)),
+            (Some(id), None) => Ok(Shown::Snapshot(id)),
+            (None, None) => Err(Error::usage("say what to show: a snapshot id, or --at TIME")),
+        }
+    }
+}
+
+/// What `show` shows.
+pub enum Shown<'a> {
+    /// A snapshot, by id or a unique prefix.
+    Snapshot(&'a str),
+    /// The offsets at the instant `--at` names.
+    At(&'a str),
 }

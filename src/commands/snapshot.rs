@@ -110,3 +110,21 @@ impl SnapshotArgs {
         Recipients::parse(&keys, "--encrypt-to").map(Some)
     }
 }
+
+impl SnapshotArgs {
+    /// Says how connector secrets are kept: a warning when in clear (`--include-secrets`), a
+    /// note when only encrypted (`--encrypt-to`).
+    pub fn log_secrets(&self, opts: &crate::snapshot::CaptureOptions) {
+        match (&opts.encrypt_to, self.include_secrets) {
+            (None, true) => tracing::warn!(
+                "--include-secrets: connector configs are stored with their secrets in clear"
+            ),
+            (Some(r), _) => tracing::info!(
+                "connector secrets are stored only encrypted, to {} recipient(s), in {}",
+                r.keys().len(),
+                crate::snapshot::secrets::SECRETS_FILE
+            ),
+            (None, false) => {}
+        }
+    }
+}

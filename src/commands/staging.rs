@@ -148,6 +148,22 @@ fn shell_quote(a: &str) -> String {
     }
 }
 
+/// The cluster a restore changes: the staging cluster `--rehearse-on` names (`rehearse_on`),
+/// else production, with its Kafka settings and Connect clients.
+pub fn target(
+    g: &GlobalArgs,
+    rehearse_on: Option<&str>,
+) -> Result<(Option<Staging>, KafkaSettings, Vec<ConnectClient>)> {
+    match rehearse_on {
+        Some(v) => {
+            let s = resolve(g, v)?;
+            let (settings, clients) = (s.settings.clone(), s.clients.clone());
+            Ok((Some(s), settings, clients))
+        }
+        None => Ok((None, g.kafka_settings()?, g.connect_clients()?)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::production_command;
