@@ -1,4 +1,7 @@
-//! The command line: argument types (clap), validation into library options, and printing.
+//! The command line: its definition ([`args`]: the global flags and every command, most of them
+//! with the library's own option types from [`crate::commands`]), the help printed after them
+//! ([`help`]), the runs that call the library in order, and the printing of what it returns.
+//! Decisions (what the flags mean, what is valid, what to change) are the library's.
 
 mod args;
 mod at;
