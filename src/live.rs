@@ -10,7 +10,9 @@ use serde_json::Value;
 
 use crate::connect::ConnectClient;
 use crate::error::{Error, Result};
-use crate::kafka::{GroupState, GroupType, KafkaClient, OffsetQuery, TopicPartition, Watermarks};
+use crate::kafka::{
+    GroupListing, GroupState, GroupType, KafkaClient, OffsetQuery, TopicPartition, Watermarks,
+};
 use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot, Member};
 
 /// A group as it is now.
@@ -88,12 +90,34 @@ pub async fn read(
     connectors: &[ConnectorSnapshot],
     by_timestamp: bool,
 ) -> Result<(LiveView, BTreeMap<String, ConnectClient>)> {
+    read_listed(kafka, clients, groups, connectors, by_timestamp, None).await
+}
+
+/// [`read`], the groups' types taken from `listing` (the cluster's groups as
+/// [`KafkaClient::group_types_where`] lists them) when it is given, instead of a listing of
+/// the cluster made for these groups: a plan of many batches lists the cluster once.
+pub async fn read_listed(
+    kafka: &KafkaClient,
+    clients: &[ConnectClient],
+    groups: &[GroupSnapshot],
+    connectors: &[ConnectorSnapshot],
+    by_timestamp: bool,
+    listing: Option<&BTreeMap<String, GroupListing>>,
+) -> Result<(LiveView, BTreeMap<String, ConnectClient>)> {
     require_wire_for_shares(kafka, groups).await?;
     let ids: Vec<String> = groups.iter().map(|g| g.group_id.clone()).collect();
-    let ((described, offsets), topics) = futures::try_join!(
-        kafka.read_groups(ids),
-        kafka.partition_counts(topic_names(groups))
-    )?;
+    let read_groups = async {
+        match listing {
+            Some(listing) => {
+                kafka
+                    .read_groups_typed(ids, &listed_of(listing, groups))
+                    .await
+            }
+            None => kafka.read_groups(ids).await,
+        }
+    };
+    let ((described, offsets), topics) =
+        futures::try_join!(read_groups, kafka.partition_counts(topic_names(groups)))?;
     let mut offsets = first_error(offsets)?;
     let mut view = LiveView {
         topics,
@@ -162,6 +186,19 @@ pub async fn read_offsets(kafka: &KafkaClient, groups: &[GroupSnapshot]) -> Resu
     }
     fill_partitions(kafka, groups, &mut view).await?;
     Ok(view)
+}
+
+/// The listing of `groups` out of a listing of the cluster's groups: what
+/// [`KafkaClient::group_types`] gives for them when the cluster lists `listing`. Pure.
+pub fn listed_of(
+    listing: &BTreeMap<String, GroupListing>,
+    groups: &[GroupSnapshot],
+) -> BTreeMap<String, GroupListing> {
+    groups
+        .iter()
+        .filter_map(|g| listing.get_key_value(&g.group_id))
+        .map(|(id, l)| (id.clone(), l.clone()))
+        .collect()
 }
 
 async fn require_wire_for_shares(kafka: &KafkaClient, groups: &[GroupSnapshot]) -> Result<()> {
@@ -373,8 +410,69 @@ pub(crate) async fn spans_at_times(
 
 #[cfg(test)]
 mod tests {
-    use super::by_time_target;
+    use super::{by_time_target, listed_of};
+    use crate::kafka::{GroupListing, GroupState, GroupType};
+    use crate::snapshot::model::GroupSnapshot;
     use chrono::{DateTime, Utc};
+    use std::collections::BTreeMap;
+
+    fn group(id: &str) -> GroupSnapshot {
+        GroupSnapshot {
+            group_id: id.into(),
+            state: GroupState::Empty,
+            protocol_type: "consumer".into(),
+            group_type: GroupType::Classic,
+            members: Vec::new(),
+            connector: None,
+            configs: Default::default(),
+            partitions: Vec::new(),
+        }
+    }
+
+    fn listed(id: &str, group_type: GroupType, state: GroupState) -> GroupListing {
+        GroupListing {
+            group_id: id.into(),
+            state,
+            group_type,
+            is_simple: false,
+            protocol_type: Some("consumer".into()),
+        }
+    }
+
+    #[test]
+    fn a_batch_takes_its_own_groups_out_of_the_listing_of_the_cluster() {
+        let cluster: BTreeMap<String, GroupListing> = [
+            listed("a", GroupType::Classic, GroupState::Empty),
+            listed("b", GroupType::Consumer, GroupState::Stable),
+            listed("c", GroupType::Streams, GroupState::Empty),
+            listed("share", GroupType::Share, GroupState::Empty),
+        ]
+        .into_iter()
+        .map(|l| (l.group_id.clone(), l))
+        .collect();
+        // (case, the batch's groups, the groups whose listing it gets)
+        let cases: &[(&str, &[&str], &[&str])] = &[
+            ("no group", &[], &[]),
+            (
+                "every group listed",
+                &["a", "b", "c", "share"],
+                &["a", "b", "c", "share"],
+            ),
+            ("a few of the cluster's", &["c", "a"], &["a", "c"]),
+            ("a group the cluster does not list", &["gone", "b"], &["b"]),
+            ("only unlisted groups", &["gone", "new"], &[]),
+            ("a group twice", &["b", "b"], &["b"]),
+        ];
+        for (case, batch, want) in cases {
+            let groups: Vec<GroupSnapshot> = batch.iter().map(|g| group(g)).collect();
+            let got = listed_of(&cluster, &groups);
+            let ids: Vec<&str> = got.keys().map(String::as_str).collect();
+            assert_eq!(ids, *want, "{case}");
+            for (id, l) in &got {
+                assert_eq!(l, &cluster[id], "{case}: {id} as the cluster lists it");
+            }
+        }
+    }
 
     #[test]
     fn the_target_by_time_and_its_note() {

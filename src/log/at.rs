@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::archive::Lane;
@@ -20,6 +20,7 @@ use super::bins::Bins;
 use super::coverage::{coverage_problem, coverage_problem_of};
 use super::follow::SegmentManifest;
 use super::history::read_segment;
+pub use super::instant::millis;
 use super::record::canonical_json;
 use super::record::LogRecord;
 use super::replay::{state_at, Position, State, Timed};
@@ -290,11 +291,6 @@ impl AtSummary {
             &newcomers,
         )
     }
-}
-
-/// An instant as the messages write it (RFC 3339, milliseconds, `Z`).
-pub fn millis(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
 /// The group whose positions a record can change, if any: an offset commit or tombstone, or a

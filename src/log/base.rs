@@ -77,7 +77,7 @@ pub async fn choose_base(store: &Store, at: DateTime<Utc>, eligible: &Eligible) 
                 because: format!(
                     "no {} created at or before {}: the base is the log from its start (offset 0 of __consumer_offsets)",
                     eligible.describe(),
-                    super::at::millis(at)
+                    super::instant::millis(at)
                 ),
                 passed_over: Vec::new(),
             }),
@@ -108,7 +108,7 @@ pub async fn earliest_hint(store: &Store, eligible: &Eligible) -> String {
     match earliest(store, eligible).await {
         Some((t, id)) => format!(
             "; the earliest instant that can be served is {} (snapshot {id})",
-            super::at::millis(t)
+            super::instant::millis(t)
         ),
         None => "; no snapshot holds it yet: take one (offset-vault snapshot) and keep offset-vault follow running".into(),
     }

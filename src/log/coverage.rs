@@ -10,7 +10,7 @@ use super::segment::{discontinuities, Discontinuity, SegmentMeta};
 /// An instant of the archive (ms) as messages write it; `the start` when there is none.
 fn instant(ms: Option<i64>) -> String {
     match ms.and_then(DateTime::from_timestamp_millis) {
-        Some(t) => super::at::millis(t),
+        Some(t) => super::instant::millis(t),
         None => "its start".to_string(),
     }
 }

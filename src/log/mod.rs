@@ -13,6 +13,7 @@ mod bins;
 pub mod coverage;
 pub mod follow;
 pub mod history;
+pub mod instant;
 pub mod plot;
 mod plot_text;
 pub mod progress;

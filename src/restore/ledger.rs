@@ -15,7 +15,7 @@ use super::plan::{self, Plan, PlanOptions, PlanSummary};
 use super::review::{self, Moved};
 use crate::connect::ConnectClient;
 use crate::error::{Error, Result};
-use crate::kafka::KafkaClient;
+use crate::kafka::{GroupListing, KafkaClient};
 use crate::mirror::Carried;
 use crate::snapshot::model::{ConnectorSnapshot, GroupSnapshot};
 use crate::snapshot::repo::Opened;
@@ -395,23 +395,27 @@ pub struct Planned {
 }
 
 impl Planning<'_> {
-    /// Plans one batch against the live state; batch 0 also plans the connectors.
+    /// Plans one batch against the live state; batch 0 also plans the connectors. The groups'
+    /// types come from `listing` when it is given (the cluster listed once for the pass), else
+    /// from a listing of the cluster made for this batch.
     async fn batch(
         &self,
         index: usize,
         groups: &[GroupSnapshot],
+        listing: Option<&BTreeMap<String, GroupListing>>,
     ) -> Result<(Plan, BTreeMap<String, ConnectClient>)> {
         let connectors = if index == 0 { self.connectors } else { &[] };
         // Onto another cluster: the cluster is read under its own names, and each partition is
         // translated from what was read.
         let renamed = self.mirror.map(|m| m.rename(groups)).transpose()?;
         let groups = renamed.as_ref().map_or(groups, |r| &r.groups[..]);
-        let (view, by_name) = crate::live::read(
+        let (view, by_name) = crate::live::read_listed(
             self.kafka,
             self.clients,
             groups,
             connectors,
             self.by_timestamp,
+            listing,
         )
         .await?;
         let mut carried = Carried::default();
@@ -433,17 +437,26 @@ impl Planning<'_> {
     }
 
     /// The first pass: plans every batch and spools it. Changes nothing.
+    ///
+    /// The cluster's groups are listed once, before the first batch, for every batch's types:
+    /// one listing per batch would read every group of the cluster as many times as there are
+    /// batches, a time that grows with the square of the groups restored. The passes that
+    /// precede changes ([`Self::again`]) list the cluster for each batch, just before it.
     pub async fn plan(&self, source: &GroupSource) -> Result<Planned> {
         let with_front = !self.connectors.is_empty();
         let mut ledger = Ledger::new(self.snapshot_id, with_front)?;
         let mut connect_by_name = BTreeMap::new();
         let mut walk = source.walk();
         let mut index = 0;
+        let mut listing = None;
         while let Some(groups) =
             walk.next_by_budget(index == 0, with_front, self.batch_partitions)?
         {
             ledger.with_timestamps |= has_timestamps(&groups);
-            let (plan, by_name) = self.batch(index, &groups).await?;
+            if listing.is_none() && !groups.is_empty() {
+                listing = Some(self.kafka.group_types_where(&|_| true).await?);
+            }
+            let (plan, by_name) = self.batch(index, &groups, listing.as_ref()).await?;
             if index == 0 {
                 connect_by_name = by_name;
             }
@@ -453,7 +466,7 @@ impl Planning<'_> {
         }
         if index == 0 {
             // No group at all: the connectors alone are one batch.
-            let (plan, by_name) = self.batch(0, &[]).await?;
+            let (plan, by_name) = self.batch(0, &[], None).await?;
             connect_by_name = by_name;
             ledger.add(plan)?;
         }
@@ -481,7 +494,7 @@ impl Planning<'_> {
         for (index, old) in reviewed.batches()?.enumerate() {
             let old = old?;
             let groups = walk.next_sized(index, reviewed.with_front, reviewed.sizes[index])?;
-            let (plan, _) = self.batch(index, &groups).await?;
+            let (plan, _) = self.batch(index, &groups, None).await?;
             let mut cmp = review::compare(&old, &plan);
             if relative_targets {
                 cmp.changes
